@@ -1,0 +1,1 @@
+"""sem2mutex: audit and convert struct semaphore users of a Linux tree."""
