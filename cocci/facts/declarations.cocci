@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// Report every struct semaphore instance declared in a file: global,
+/// static, extern and local variables, arrays, struct and union fields
+/// (also inside an anonymous nested struct), DEFINE_SEMAPHORE() and the
+/// 2.6-era DECLARE_MUTEX()/DECLARE_MUTEX_LOCKED().  One JSON object per
+/// line on stdout; sem2mutex merges them across the whole tree.
+///
+// Confidence: High
+// Copyright: (C) 2026 sem2mutex developers
+// Options: --no-includes --include-headers
+// Keywords: semaphore, mutex, sem2mutex
+
+virtual report
+
+@initialize:python depends on report@
+@@
+import json
+
+
+def emit(kind, pos, **fields):
+	fields.update(kind=kind, file=pos.file, line=int(pos.line),
+		      col=int(pos.column), function=pos.current_element)
+	print(json.dumps(fields, sort_keys=True), flush=True)
+
+// ------------------------------------------------------------- variables
+
+@var depends on report@
+identifier x;
+expression E;
+position p;
+@@
+(
+struct semaphore x@p;
+|
+struct semaphore x@p = E;
+)
+
+@script:python depends on report@
+x << var.x;
+p << var.p;
+@@
+emit("decl", p[0], name=x, array=False)
+
+@var_array depends on report@
+identifier x;
+expression N, E;
+position p;
+@@
+(
+struct semaphore x@p[N];
+|
+struct semaphore x@p[N] = E;
+|
+struct semaphore x@p[] = E;
+)
+
+@script:python depends on report@
+x << var_array.x;
+p << var_array.p;
+@@
+emit("decl", p[0], name=x, array=True)
+
+@var_static depends on report@
+identifier x;
+expression N, E;
+position p;
+@@
+(
+static struct semaphore x@p;
+|
+static struct semaphore x@p = E;
+|
+static struct semaphore x@p[N];
+|
+static struct semaphore x@p[N] = E;
+)
+
+@script:python depends on report@
+p << var_static.p;
+@@
+emit("storage", p[0], storage="static")
+
+@var_extern depends on report@
+identifier x;
+expression N;
+position p;
+@@
+(
+extern struct semaphore x@p;
+|
+extern struct semaphore x@p[N];
+|
+extern struct semaphore x@p[];
+)
+
+@script:python depends on report@
+p << var_extern.p;
+@@
+emit("storage", p[0], storage="extern")
+
+// A declaration inside a function body is a local, whatever its storage.
+@var_local depends on report@
+identifier fn, x;
+position p;
+@@
+fn(...) {
+<...
+(
+struct semaphore x@p;
+|
+struct semaphore x@p[...];
+|
+static struct semaphore x@p;
+)
+...>
+}
+
+@script:python depends on report@
+p << var_local.p;
+@@
+emit("storage", p[0], storage="local")
+
+// ------------------------------------------------- declaring macros
+
+@define_sem depends on report@
+declarer name DEFINE_SEMAPHORE;
+identifier x;
+position p;
+@@
+DEFINE_SEMAPHORE(x@p, ...);
+
+@script:python depends on report@
+x << define_sem.x;
+p << define_sem.p;
+@@
+emit("decl", p[0], name=x, array=False, macro="DEFINE_SEMAPHORE")
+
+@define_sem_static depends on report@
+declarer name DEFINE_SEMAPHORE;
+identifier x;
+position p;
+@@
+static DEFINE_SEMAPHORE(x@p, ...);
+
+@script:python depends on report@
+p << define_sem_static.p;
+@@
+emit("storage", p[0], storage="static")
+
+@declare_mutex depends on report@
+declarer name DECLARE_MUTEX;
+identifier x;
+position p;
+@@
+DECLARE_MUTEX(x@p);
+
+@script:python depends on report@
+x << declare_mutex.x;
+p << declare_mutex.p;
+@@
+emit("decl", p[0], name=x, array=False, macro="DECLARE_MUTEX")
+
+@declare_mutex_static depends on report@
+declarer name DECLARE_MUTEX;
+identifier x;
+position p;
+@@
+static DECLARE_MUTEX(x@p);
+
+@script:python depends on report@
+p << declare_mutex_static.p;
+@@
+emit("storage", p[0], storage="static")
+
+@declare_mutex_locked depends on report@
+declarer name DECLARE_MUTEX_LOCKED;
+identifier x;
+position p;
+@@
+DECLARE_MUTEX_LOCKED(x@p);
+
+@script:python depends on report@
+x << declare_mutex_locked.x;
+p << declare_mutex_locked.p;
+@@
+emit("decl", p[0], name=x, array=False, macro="DECLARE_MUTEX_LOCKED")
+
+@declare_mutex_locked_static depends on report@
+declarer name DECLARE_MUTEX_LOCKED;
+identifier x;
+position p;
+@@
+static DECLARE_MUTEX_LOCKED(x@p);
+
+@script:python depends on report@
+p << declare_mutex_locked_static.p;
+@@
+emit("storage", p[0], storage="static")
+
+// ---------------------------------------------------------------- fields
+
+@sem_field depends on report@
+type T;
+identifier fld;
+expression N;
+position p;
+@@
+T {
+  ...
+(
+  struct semaphore fld@p;
+|
+  struct semaphore fld@p[N];
+)
+  ...
+};
+
+@script:python depends on report@
+T << sem_field.T;
+fld << sem_field.fld;
+p << sem_field.p;
+@@
+emit("field", p[0], container=T, field=fld, outer=None)
+
+@nested_field depends on report@
+type T;
+identifier fld, holder;
+expression N;
+position p;
+@@
+T {
+  ...
+  struct {
+    ...
+(
+    struct semaphore fld@p;
+|
+    struct semaphore fld@p[N];
+)
+    ...
+  } holder;
+  ...
+};
+
+@script:python depends on report@
+T << nested_field.T;
+holder << nested_field.holder;
+fld << nested_field.fld;
+p << nested_field.p;
+@@
+emit("field", p[0], container=T, field=holder + "." + fld, outer=T)
+
+@field_array depends on report@
+type T;
+identifier fld;
+expression N;
+position p;
+@@
+T {
+  ...
+  struct semaphore fld@p[N];
+  ...
+};
+
+@script:python depends on report@
+p << field_array.p;
+@@
+emit("field_array", p[0])

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// Report the calls of a semaphore's lock and unlock wrapper functions, and
+/// every unlock-wrapper call that some path reaches from the start of its
+/// function without a lock-wrapper call on the same arguments.  The
+/// wrappers of one semaphore are given in SEM2MUTEX_LOCK_WRAPPERS and
+/// SEM2MUTEX_UNLOCK_WRAPPERS (comma-separated function names).
+///
+// Confidence: High
+// Copyright: (C) 2026 sem2mutex developers
+// Options: --no-includes --include-headers
+// Keywords: semaphore, mutex, sem2mutex
+
+virtual report
+
+@initialize:python depends on report@
+@@
+import json
+import os
+
+LOCKS = set(filter(None, os.environ.get("SEM2MUTEX_LOCK_WRAPPERS", "").split(",")))
+UNLOCKS = set(filter(None, os.environ.get("SEM2MUTEX_UNLOCK_WRAPPERS", "").split(",")))
+
+
+def emit(kind, pos, **fields):
+	fields.update(kind=kind, file=pos.file, line=int(pos.line),
+		      col=int(pos.column), function=pos.current_element)
+	print(json.dumps(fields, sort_keys=True), flush=True)
+
+@lock_call depends on report@
+identifier w : script:python() { w in LOCKS };
+position p;
+@@
+w@p(...)
+
+@script:python depends on report@
+p << lock_call.p;
+@@
+emit("wrapper_call", p[0], role="lock")
+
+@unlock_call depends on report@
+identifier w : script:python() { w in UNLOCKS };
+position p;
+@@
+w@p(...)
+
+@script:python depends on report@
+p << unlock_call.p;
+@@
+emit("wrapper_call", p[0], role="unlock")
+
+@unpaired_unlock depends on report exists@
+identifier fn;
+identifier lk : script:python() { lk in LOCKS };
+identifier ul : script:python() { ul in UNLOCKS };
+expression list ES;
+position p;
+@@
+fn(...) {
+  ... when != lk(ES)
+  ul@p(ES);
+  ... when any
+}
+
+@script:python depends on report@
+p << unpaired_unlock.p;
+@@
+emit("unpaired", p[0], op="unlock")

@@ -1,0 +1,53 @@
+"""The analysis half of the pipeline: tree -> facts -> instances -> classes."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .classify import classify_all
+from .contexts import build_context_map
+from .decisions import VerdictApplier
+from .facts import FactCollector
+from .intake import candidate_files
+from .model import Audit, KernelTree, Verdict
+from .progress import Progress
+from .resolve import build_instances
+from .spatch import SpatchRunner
+from .wrappers import WrapperAnalysis
+
+
+@dataclass
+class AnalysisRequest:
+    tree: KernelTree
+    spatch: Path
+    dirs: list[str] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    jobs: int = 2
+
+
+def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
+    started = time.monotonic()
+    files = candidate_files(req.tree, req.dirs)
+    progress.step(f"{len(files.declaring)} files may declare, {len(files.calling)} may call "
+                  "the semaphore API")
+    runner = SpatchRunner(req.spatch, req.tree.path, req.jobs, progress)
+    facts = FactCollector(runner).collect(files)
+    instances = build_instances(facts)
+    contexts = build_context_map(facts)
+    WrapperAnalysis(runner).run(instances, facts, contexts)
+    if req.dirs:
+        instances = [i for i in instances if touches_scope(i, req.dirs)]
+    classify_all(instances, contexts)
+    stale = VerdictApplier(req.verdicts).apply(instances)
+    for s in stale:
+        progress.warn(f"stale verdict for {s.verdict.instance}: {s.why}")
+    return Audit(tree=req.tree, scope=req.dirs, instances=instances,
+                 parse_failures=facts.parse_failures, stale_verdicts=stale,
+                 files_scanned=facts.files_scanned, seconds=time.monotonic() - started)
+
+
+def touches_scope(inst, dirs: list[str]) -> bool:
+    files = {inst.file} | {s.location.file for s in inst.sites} | \
+        {i.location.file for i in inst.inits}
+    return any(f == d or f.startswith(d.rstrip("/") + "/") for f in files for d in dirs)

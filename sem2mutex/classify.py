@@ -1,0 +1,187 @@
+"""Classify stage: decide each instance's class from its merged facts.
+
+A wrong `mutex` verdict ships a bug to users; a needless `ambiguous` only
+costs a reviewer's time.  So `mutex` needs positive proof on every count:
+every initialisation is a literal 1, and every up() is the same task's
+release of its own down() (paired in one function, directly or through
+lock/unlock wrappers), in process context, with nothing the analysis
+could not see (escaping address, macro, unparsed code, unresolved use).
+Reason codes are documented in audit/README.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .contexts import ATOMIC_CONTEXTS, OTHER_TASK_CONTEXTS, ContextMap, base_context
+from .model import Instance, Location, Reason, SemClass, Site
+from .resolve import LOCK_OPS
+
+LOCKING = LOCK_OPS + ("lock-wrapper",)
+RELEASING = ("up", "unlock-wrapper")
+CONTEXT_REASON = {"hardirq": "irq-context", "timer": "timer-context",
+                  "tasklet": "tasklet-context", "softirq": "softirq-context"}
+OTHER_TASK_REASON = {"work": "work-item-release", "kthread": "kthread-release",
+                     "irq_thread": "irq-thread-release"}
+# Notes gathered while resolving that are evidence, not obstacles.
+INFORMATIONAL_NOTES = ("resolved-by-field-name",)
+
+
+def locs(items) -> tuple[Location, ...]:
+    return tuple(sorted({i.location for i in items}, key=lambda l: (l.file, l.line)))
+
+
+def site_text(s: Site) -> str:
+    return f"{s.op}() in {s.function}() at {s.location}"
+
+
+@dataclass
+class Classifier:
+    contexts: ContextMap
+
+    def classify(self, inst: Instance) -> None:
+        sem_class, reasons = self.decide(inst)
+        inst.sem_class = sem_class
+        inst.reasons = reasons
+
+    def decide(self, inst: Instance) -> tuple[SemClass, list[Reason]]:
+        if inst.kind == "pointer":
+            return SemClass.AMBIGUOUS, [Reason(
+                "via-pointer", f"operations through the pointer `{inst.name}`: the semaphore "
+                "it points to is chosen at run time", locs(inst.sites + inst.inits))]
+        if inst.kind == "unresolved":
+            return SemClass.AMBIGUOUS, [Reason(
+                "unresolved-target", f"spatch could not tell which semaphore `{inst.name}` is",
+                locs(inst.sites + inst.inits))]
+        blocking = [n for n in inst.notes if n.code not in INFORMATIONAL_NOTES]
+        hard = [n for n in blocking if n.code == "parse-failure"]
+        count_class, count_reasons = self.by_count(inst)
+        if count_class is not SemClass.MUTEX:
+            return (SemClass.AMBIGUOUS if hard else count_class), count_reasons + hard
+        obstacles = blocking + self.mutex_obstacles(inst)
+        if obstacles:
+            return SemClass.AMBIGUOUS, obstacles
+        return SemClass.MUTEX, count_reasons + self.mutex_evidence(inst)
+
+    # ------------------------------------------------------------ counts
+
+    def by_count(self, inst: Instance) -> tuple[SemClass, list[Reason]]:
+        """MUTEX here means only "every init is a literal 1"."""
+        inits = inst.inits
+        if not inits:
+            return SemClass.AMBIGUOUS, [Reason(
+                "no-init", "no initialisation found (sema_init, DEFINE_SEMAPHORE, "
+                "__SEMAPHORE_INITIALIZER); it may be set up by memset or copying, "
+                "which a mutex does not allow")]
+        variable = [i for i in inits if i.count is None]
+        if variable:
+            texts = ", ".join(sorted({i.count_text for i in variable}))
+            return SemClass.COUNTING, [Reason(
+                "count-not-literal", f"initial count is not a literal: {texts}", locs(variable))]
+        many = [i for i in inits if i.count > 1]
+        if many:
+            counts = ", ".join(str(c) for c in sorted({i.count for i in many}))
+            return SemClass.COUNTING, [Reason("count-many", f"initial count {counts}", locs(many))]
+        counts = {i.count for i in inits}
+        if counts == {0}:
+            waits = [s for s in inst.sites if s.op in LOCKING]
+            posts = [s for s in inst.sites if s.op in RELEASING]
+            detail = (f"starts locked (count 0): {len(waits)} wait(s), {len(posts)} post(s); "
+                      "a completion candidate")
+            return SemClass.SIGNAL, [Reason("count-zero", detail, locs(inits))]
+        if counts != {1}:
+            return SemClass.AMBIGUOUS, [Reason(
+                "mixed-counts", "initialised with different counts: "
+                + ", ".join(f"{i.count} at {i.location}" for i in inits), locs(inits))]
+        return SemClass.MUTEX, [Reason("count-one", "every initialisation has count 1",
+                                       locs(inits))]
+
+    # ----------------------------------------------------- mutex proof
+
+    def mutex_obstacles(self, inst: Instance) -> list[Reason]:
+        obstacles = []
+        locks = [s for s in inst.sites if s.op in LOCKING]
+        releases = [s for s in inst.sites if s.op in RELEASING]
+        if not locks:
+            obstacles.append(Reason("no-lock-sites", "never taken: nothing shows how it is used"))
+        elif not releases:
+            obstacles.append(Reason("never-released", "taken but never released", locs(locks)))
+        timeouts = [s for s in inst.sites if s.op == "down_timeout"]
+        if timeouts:
+            obstacles.append(Reason("down-timeout", "down_timeout() has no mutex equivalent",
+                                    locs(timeouts)))
+        macros = [s for s in inst.sites if s.macro]
+        if macros:
+            names = ", ".join(sorted({s.macro for s in macros}))
+            obstacles.append(Reason("macro-use", f"used inside macro(s) {names}; every "
+                                    "expansion would need checking", locs(macros)))
+        obstacles += self.pairing_obstacles(inst, releases)
+        obstacles += self.context_obstacles(inst)
+        if inst.escapes:
+            where = "; ".join(sorted({f"{'passed to ' + e.callee + '()' if e.callee else 'stored'}"
+                                      f" at {e.pos.location}" for e in inst.escapes}))
+            obstacles.append(Reason("address-escapes", f"its address leaves the semaphore API: "
+                                    f"{where}", tuple(sorted({e.pos.location for e in inst.escapes},
+                                                             key=lambda l: (l.file, l.line)))))
+        return obstacles
+
+    def pairing_obstacles(self, inst: Instance, releases: list[Site]) -> list[Reason]:
+        unpaired = [s for s in releases if not s.paired]
+        if not unpaired:
+            return []
+        reasons = [Reason("unpaired-up", "released where the same function did not take it: "
+                          + "; ".join(site_text(s) for s in unpaired), locs(unpaired))]
+        slots = self.callback_slots(inst)
+        if len(slots) > 1:
+            reasons.append(Reason("cross-callback", "taken and released in different callbacks "
+                                  f"({', '.join(sorted(slots))}): the lock is held between "
+                                  "calls, maybe by another task", locs(unpaired)))
+        for s in unpaired:
+            for ev in self.contexts.of(s.location.file, s.function):
+                code = OTHER_TASK_REASON.get(base_context(ev.context))
+                if code:
+                    reasons.append(Reason(code, f"{site_text(s)} runs in another task: "
+                                          f"{ev.describe()}", (s.location, ev.location)))
+        return reasons
+
+    def callback_slots(self, inst: Instance) -> set[str]:
+        slots = set()
+        for s in inst.sites:
+            for ev in self.contexts.of(s.location.file, s.function):
+                if ev.context.startswith("ops"):
+                    slots.add(ev.context.split(" ", 1)[1].strip("()"))
+        return slots
+
+    def context_obstacles(self, inst: Instance) -> list[Reason]:
+        found: dict[str, list[tuple[Site, str, Location]]] = {}
+        for s in inst.sites:
+            for ev in self.contexts.of(s.location.file, s.function):
+                ctx = base_context(ev.context)
+                if ctx in ATOMIC_CONTEXTS:
+                    found.setdefault(CONTEXT_REASON[ctx], []).append(
+                        (s, ev.describe(), ev.location))
+        return [Reason(code, "; ".join(f"{site_text(s)}: {why}" for s, why, _ in items),
+                       tuple(sorted({l for s, _, reg in items for l in (s.location, reg)},
+                                    key=lambda l: (l.file, l.line))))
+                for code, items in sorted(found.items())]
+
+    def mutex_evidence(self, inst: Instance) -> list[Reason]:
+        releases = [s for s in inst.sites if s.op in RELEASING]
+        through = [s for s in inst.sites if s.via_wrapper]
+        evidence = [Reason("paired-release", "every up() follows a down() of the same "
+                           "semaphore in the same function, on every path",
+                           locs(releases))]
+        if through:
+            evidence.append(Reason("paired-through-wrappers", "released through unlock "
+                                   "wrappers whose every caller took the lock through its "
+                                   "lock wrapper on the same arguments", locs(through)))
+        evidence.append(Reason("process-context", "no site runs in IRQ, timer, tasklet or "
+                               "softirq context", ()))
+        return evidence
+
+
+def classify_all(instances: list[Instance], contexts: ContextMap) -> None:
+    classifier = Classifier(contexts)
+    for inst in instances:
+        classifier.classify(inst)
+
+

@@ -1,0 +1,578 @@
+"""The counting-API core patch, the flag-day patch and the old-API check.
+
+Patch 1 of the series gives the counting semaphore API its own names
+(``down()`` -> ``down_sem()``, ..., ``up()`` -> ``up_sem()``) and keeps the
+old names as thin exported wrappers, so every commit of the series builds.
+The last patch (the flag day) removes the wrappers, so a caller left behind
+fails to build.  Both are made by spatch from the tree itself:
+
+- ``cocci/core/counting_api.cocci`` renames the definitions, exports and
+  prototypes and adds the wrappers and the old prototypes;
+- ``cocci/core/counting_api_kerneldoc.cocci`` reports the kerneldoc comment
+  above each definition.  Coccinelle 1.1.1 can read comments but cannot
+  rewrite one (a comment only goes away with the whole definition, and
+  re-adding a body through a statement-list metavariable either fails with
+  "already tagged token" or re-prints the body without its blank lines), so
+  the one line naming the function (`` * down - acquire the semaphore``) and
+  the ``name()`` references inside that comment are renamed here, as an edit
+  anchored on the exact comment text spatch reported;
+- ``cocci/core/counting_api_state.cocci`` reports which names a tree defines,
+  wraps, declares and exports, so a patch is never applied twice or out of
+  order;
+- ``cocci/core/flag_day.cocci`` removes the wrappers, exports and prototypes;
+- ``cocci/check/old_api_callers.cocci`` finds callers of the old names.
+
+spatch is always given explicit file lists (inside a git tree it would
+otherwise pick files with git grep and skip untracked ones), runs from a
+neutral directory (a kernel tree's ``.cocciconfig`` asks for git grep), with
+``--no-includes``, and its exit status and stderr are checked.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from .paths import COCCI_DIR
+
+SEMAPHORE_HEADER = "include/linux/semaphore.h"
+SEMAPHORE_SOURCE = "kernel/locking/semaphore.c"
+CORE_FILES = (SEMAPHORE_SOURCE, SEMAPHORE_HEADER)
+
+# Old name -> new name, in the order semaphore.c documents them.
+NEW_NAMES = {
+    "down": "down_sem",
+    "down_interruptible": "down_sem_interruptible",
+    "down_killable": "down_sem_killable",
+    "down_trylock": "down_sem_trylock",
+    "down_timeout": "down_sem_timeout",
+    "up": "up_sem",
+}
+OLD_NAMES = tuple(NEW_NAMES)
+
+COUNTING_API_COCCI = COCCI_DIR / "core" / "counting_api.cocci"
+KERNELDOC_COCCI = COCCI_DIR / "core" / "counting_api_kerneldoc.cocci"
+STATE_COCCI = COCCI_DIR / "core" / "counting_api_state.cocci"
+FLAG_DAY_COCCI = COCCI_DIR / "core" / "flag_day.cocci"
+OLD_API_CALLERS_COCCI = COCCI_DIR / "check" / "old_api_callers.cocci"
+
+# Per file; a whole-tree scan runs each file as its own spatch group.
+SPATCH_TIMEOUT_SECONDS = 120
+SPATCH_JOBS = 2
+
+
+@dataclass(frozen=True)
+class CoreChange:
+    """One core patch of the series: what it is and why (commit message)."""
+
+    subject: str
+    body: str
+
+
+@dataclass(frozen=True)
+class ApiSymbol:
+    """A counting-API name found in the core files by counting_api_state."""
+
+    file: str  # relative to the tree
+    line: int
+    name: str
+    kind: str  # "definition", "wrapper", "prototype" or "export"
+
+
+@dataclass(frozen=True)
+class OldApiCaller:
+    """A call of an old counting-API name left in the tree."""
+
+    file: str  # relative to the tree
+    line: int
+    function: str | None  # None: in a macro body or an initialiser
+    op: str  # the old name called: "down", ..., "up"
+    arg_type: str  # "semaphore", or "unknown type" when spatch cannot tell
+
+
+@dataclass(frozen=True)
+class KerneldocComment:
+    """The comment above a counting-API definition, as spatch reported it."""
+
+    file: str  # relative to the tree
+    line: int  # line of the function name in the definition
+    function: str
+    comment: str
+
+
+class SpatchError(RuntimeError):
+    """spatch failed, or said something on stderr a clean run never says."""
+
+
+class CoreApiStateError(RuntimeError):
+    """The tree is not in the state the patch applies to."""
+
+
+class AlreadyApplied(CoreApiStateError):
+    """The patch is already in the tree."""
+
+
+class KerneldocAnchorError(RuntimeError):
+    """A kerneldoc comment is not where, or not what, spatch reported."""
+
+
+# --------------------------------------------------------------------------
+# Commit messages
+
+
+def _wrap(paragraphs: list[str]) -> str:
+    return "\n\n".join(
+        textwrap.fill(p, width=72, break_long_words=False,
+                      break_on_hyphens=False)
+        for p in paragraphs)
+
+
+def _name_list(names) -> str:
+    calls = [f"{name}()" for name in names]
+    return ", ".join(calls[:-1]) + " and " + calls[-1]
+
+
+def counting_api_change() -> CoreChange:
+    """Subject and commit message of patch 1, the counting-API rename."""
+    body = _wrap([
+        "A struct semaphore is used two ways: as a sleeping lock that one task "
+        "takes and the same task releases, which struct mutex does better "
+        "(lockdep, owner checks, optimistic spinning), and as a real counting "
+        "semaphore, or as a signal released by another task or from "
+        "interrupt context, which a mutex must not be. The series this patch "
+        "starts converts the first kind to struct mutex and keeps the second "
+        "kind a semaphore.",
+        "Give the counting API names of its own, "
+        + _name_list(NEW_NAMES.values())
+        + ", so that a caller that stays a semaphore says so, and so that "
+        "after the conversion any caller of the old names is one that was "
+        "missed. The implementations, their kerneldoc and their exports move "
+        "to the new names unchanged, __must_check included.",
+        "The old names " + _name_list(OLD_NAMES)
+        + " stay as thin exported wrappers, so that every commit of the "
+        "series that converts the callers builds. The last patch of the "
+        "series removes them.",
+        "No functional change.",
+    ])
+    return CoreChange(
+        subject="locking/semaphore: Add the down_sem() counting semaphore API",
+        body=body)
+
+
+def flag_day_change() -> CoreChange:
+    """Subject and commit message of the last patch, the flag day."""
+    body = _wrap([
+        "Every in-tree user of the counting semaphore API now either holds a "
+        "struct mutex or calls the down_sem() family, so the wrappers kept "
+        "for the conversion have no users left.",
+        "Remove " + _name_list(OLD_NAMES)
+        + ", their exports and their prototypes. Code that still calls them, "
+        "out of tree or added in parallel with this series, now fails to "
+        "build instead of silently keeping semaphore semantics nobody "
+        "checked: a sleeping lock taken and released by one task should "
+        "become a struct mutex (mutex_lock(), mutex_unlock()), anything else "
+        "should call the down_sem() family.",
+    ])
+    return CoreChange(
+        subject="locking/semaphore: Remove the old down() and up() names",
+        body=body)
+
+
+# --------------------------------------------------------------------------
+# Running spatch
+
+
+def run_spatch(cocci: Path, files: list[Path], *, virtual: str,
+            in_place: bool = False, file_groups: bool = False) -> str:
+    """Run spatch on explicit files and return its stdout.
+
+    Raises SpatchError on a non-zero exit or on anything written to stderr:
+    with --very-quiet a clean run writes nothing there, and a timeout or a
+    python exception in a script rule only shows up on stderr.
+    """
+    if not files:
+        return ""
+    args = ["spatch", "--very-quiet", "--no-includes",
+            "--timeout", str(SPATCH_TIMEOUT_SECONDS),
+            "--sp-file", str(cocci), "-D", virtual]
+    if in_place:
+        args.append("--in-place")
+    with tempfile.TemporaryDirectory(prefix="sem2mutex-spatch-") as neutral:
+        if file_groups:
+            # One group per file: a group is parsed, matched and timed out
+            # as a unit, and groups are what --jobs spreads over processes.
+            groups = Path(neutral) / "groups"
+            groups.write_text("".join(f"{f}\n\n" for f in files))
+            args += ["--jobs", str(SPATCH_JOBS), "--file-groups", str(groups)]
+        else:
+            args += [str(f) for f in files]
+        done = subprocess.run(args, cwd=neutral, capture_output=True,
+                              text=True, check=False)
+    if done.returncode != 0 or done.stderr.strip():
+        raise SpatchError(
+            f"spatch {cocci.name} on {len(files)} file(s) exited "
+            f"{done.returncode}: {done.stderr.strip()[:2000]}")
+    return done.stdout
+
+
+def _json_lines(stdout: str, cocci: Path) -> list[dict]:
+    records = []
+    for line in stdout.splitlines():
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            raise SpatchError(
+                f"{cocci.name} printed a line that is not JSON: {line!r}"
+            ) from err
+    return records
+
+
+def _relative(tree: Path, reported: str) -> str:
+    return os.path.relpath(reported, tree)
+
+
+def _unshare(path: Path) -> None:
+    """Give a hard-linked file its own inode before it is edited in place.
+
+    Scratch trees are often `cp -al` copies of the pristine tree, and
+    spatch --in-place writes through the link: without this the pristine
+    tree would be edited too.
+    """
+    if path.stat().st_nlink <= 1:
+        return
+    private = path.with_name(path.name + ".sem2mutex-unshare")
+    shutil.copy2(path, private)
+    os.replace(private, path)
+
+
+def _core_paths(tree: Path) -> list[Path]:
+    paths = [tree / rel for rel in CORE_FILES]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise CoreApiStateError(
+            f"{tree} is not a 6.1-layout kernel tree: missing {missing}")
+    return paths
+
+
+# --------------------------------------------------------------------------
+# State of the core files
+
+
+def api_state(tree: Path) -> list[ApiSymbol]:
+    """Definitions, wrappers, prototypes and exports of old and new names."""
+    tree = tree.resolve()
+    stdout = run_spatch(STATE_COCCI, _core_paths(tree), virtual="report")
+    symbols = [ApiSymbol(file=_relative(tree, r["file"]), line=r["line"],
+                         name=r["name"], kind=r["kind"])
+               for r in _json_lines(stdout, STATE_COCCI)]
+    return sorted(symbols, key=lambda s: (s.file, s.line))
+
+
+def _names_of(symbols: list[ApiSymbol], kind: str) -> set[str]:
+    return {s.name for s in symbols if s.kind == kind}
+
+
+def _describe(symbols: list[ApiSymbol], names) -> str:
+    found = [f"{s.name} ({s.kind}, {s.file}:{s.line})"
+             for s in symbols if s.name in names]
+    return ", ".join(found[:4]) + (" ..." if len(found) > 4 else "")
+
+
+def _is_pristine(symbols: list[ApiSymbol]) -> bool:
+    return (_names_of(symbols, "definition") == set(OLD_NAMES)
+            and _names_of(symbols, "prototype") == set(OLD_NAMES)
+            and _names_of(symbols, "export") == set(OLD_NAMES)
+            and not _names_of(symbols, "wrapper"))
+
+
+def _has_counting_api(symbols: list[ApiSymbol]) -> bool:
+    new = set(NEW_NAMES.values())
+    return (_names_of(symbols, "definition") == new
+            and _names_of(symbols, "prototype") >= new
+            and _names_of(symbols, "export") >= new)
+
+
+def _has_wrappers(symbols: list[ApiSymbol]) -> bool:
+    old = set(OLD_NAMES)
+    return (_names_of(symbols, "wrapper") == old
+            and old <= _names_of(symbols, "prototype")
+            and old <= _names_of(symbols, "export"))
+
+
+def _has_no_old_names(symbols: list[ApiSymbol]) -> bool:
+    return not any(s.name in NEW_NAMES for s in symbols)
+
+
+# --------------------------------------------------------------------------
+# Kerneldoc comments
+
+
+def kerneldoc_comments(tree: Path) -> list[KerneldocComment]:
+    """The comment above each definition of an old or new counting-API name."""
+    tree = tree.resolve()
+    stdout = run_spatch(KERNELDOC_COCCI, [tree / SEMAPHORE_SOURCE],
+                     virtual="report")
+    return [KerneldocComment(file=_relative(tree, r["file"]), line=r["line"],
+                             function=r["function"], comment=r["comment"])
+            for r in _json_lines(stdout, KERNELDOC_COCCI)]
+
+
+def kerneldoc_name(comment: str) -> str | None:
+    """The function a kerneldoc comment documents, None if not kerneldoc."""
+    lines = comment.split("\n")
+    if not lines or lines[0].strip() != "/**" or len(lines) < 2:
+        return None
+    first = lines[1].strip()
+    if not first.startswith("* "):
+        return None
+    name = first[2:].split(" - ", 1)[0].strip()
+    return name[:-2] if name.endswith("()") else name
+
+
+def _is_identifier_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _rename_calls_in_prose(text: str, old: str, new: str) -> str:
+    """Replace ``old()`` by ``new()`` where ``old`` is a whole word."""
+    target = f"{old}()"
+    pieces = []
+    start = 0
+    while True:
+        at = text.find(target, start)
+        if at < 0:
+            pieces.append(text[start:])
+            return "".join(pieces)
+        whole_word = at == 0 or not _is_identifier_char(text[at - 1])
+        pieces.append(text[start:at])
+        pieces.append(f"{new}()" if whole_word else target)
+        start = at + len(target)
+
+
+def renamed_kerneldoc(comment: str, old: str, new: str) -> str:
+    """The kerneldoc of ``old`` rewritten to document ``new``.
+
+    The name line `` * old - ...`` becomes `` * new - ...`` (scripts/kernel-doc
+    warns when it names another function than the one that follows), and
+    every ``name()`` reference to an old counting-API name in the comment
+    points at the new name.
+    """
+    if kerneldoc_name(comment) != old:
+        raise KerneldocAnchorError(
+            f"expected a kerneldoc comment for {old}(), got: {comment[:120]!r}")
+    opening, name_line, *body = comment.split("\n")
+    for spelling in (f"* {old} - ", f"* {old}() - "):
+        if spelling in name_line:
+            name_line = name_line.replace(
+                spelling, spelling.replace(old, new, 1), 1)
+            break
+    prose = "\n".join(body)
+    for old_name, new_name in NEW_NAMES.items():
+        prose = _rename_calls_in_prose(prose, old_name, new_name)
+    return "\n".join([opening, name_line] + ([prose] if body else []))
+
+
+def _line_of_end(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _rewrite_kerneldoc(tree: Path, doc: KerneldocComment, old: str) -> None:
+    """Exact, anchored edit of one comment (Coccinelle cannot rewrite it)."""
+    path = tree / doc.file
+    text = path.read_text()
+    if text.count(doc.comment) != 1:
+        raise KerneldocAnchorError(
+            f"{doc.file}: the comment above {doc.function}() occurs "
+            f"{text.count(doc.comment)} times, expected exactly once")
+    at = text.index(doc.comment)
+    end_line = _line_of_end(text, at + len(doc.comment))
+    # The comment must end right above the definition (the return type may
+    # sit on its own line above the function name).
+    if not 1 <= doc.line - end_line <= 2:
+        raise KerneldocAnchorError(
+            f"{doc.file}: the comment above {doc.function}() ends on line "
+            f"{end_line}, not just above the definition on line {doc.line}")
+    replacement = renamed_kerneldoc(doc.comment, old, doc.function)
+    _unshare(path)
+    tmp = path.with_name(path.name + ".sem2mutex-kerneldoc")
+    tmp.write_text(text[:at] + replacement + text[at + len(doc.comment):])
+    shutil.copymode(path, tmp)
+    os.replace(tmp, path)
+
+
+def stale_kerneldoc(tree: Path) -> list[KerneldocComment]:
+    """Kerneldoc comments of new-name definitions that name another function."""
+    new_names = set(NEW_NAMES.values())
+    return [doc for doc in kerneldoc_comments(tree)
+            if doc.function in new_names
+            and kerneldoc_name(doc.comment) != doc.function]
+
+
+def _fix_kerneldoc(tree: Path) -> None:
+    old_of = {new: old for old, new in NEW_NAMES.items()}
+    for doc in stale_kerneldoc(tree):
+        documented = kerneldoc_name(doc.comment)
+        if documented != old_of[doc.function]:
+            raise KerneldocAnchorError(
+                f"{doc.file}:{doc.line}: {doc.function}() is documented as "
+                f"{documented!r}, expected {old_of[doc.function]!r}")
+        _rewrite_kerneldoc(tree, doc, documented)
+
+
+# --------------------------------------------------------------------------
+# Applying the patches
+
+
+def _snapshot(paths: list[Path]) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in paths}
+
+
+def _restore(before: dict[Path, bytes]) -> None:
+    for path, content in before.items():
+        if path.read_bytes() != content:
+            path.write_bytes(content)
+
+
+def _touched(tree: Path, before: dict[Path, bytes]) -> list[str]:
+    return sorted(os.path.relpath(p, tree) for p, content in before.items()
+                  if p.read_bytes() != content)
+
+
+def _apply(tree: Path, cocci: Path, finish, what: str) -> list[str]:
+    """Run ``cocci`` in place on the core files, then ``finish(tree)``.
+
+    ``finish`` completes the edit and returns what is wrong with the result,
+    or None.  Any failure restores both files: no half-applied patch.
+    """
+    paths = _core_paths(tree)
+    for path in paths:
+        _unshare(path)
+    before = _snapshot(paths)
+    try:
+        run_spatch(cocci, paths, virtual="patch", in_place=True)
+        problem = finish(tree)
+        if problem:
+            raise CoreApiStateError(f"{what}: {problem}")
+    except BaseException:
+        _restore(before)
+        raise
+    return _touched(tree, before)
+
+
+def _finish_counting_api(tree: Path) -> str | None:
+    _fix_kerneldoc(tree)
+    symbols = api_state(tree)
+    if not _has_counting_api(symbols):
+        return "the new names are not all defined, declared and exported"
+    if not _has_wrappers(symbols):
+        return "the old names are not all thin wrappers with exports"
+    stale = stale_kerneldoc(tree)
+    if stale:
+        return f"kerneldoc still names other functions: {stale}"
+    return None
+
+
+def apply_counting_api(tree: Path) -> list[str]:
+    """Apply patch 1 to a scratch tree in place; return the touched paths.
+
+    Raises AlreadyApplied on a tree that already has down_sem(), and
+    CoreApiStateError on a tree whose core files are in any other state
+    than 6.1's.  On any failure the two files are restored.
+    """
+    tree = tree.resolve()
+    symbols = api_state(tree)
+    if "down_sem" in {s.name for s in symbols}:
+        raise AlreadyApplied(
+            "the tree already has the counting API down_sem(): "
+            + _describe(symbols, set(NEW_NAMES.values())))
+    if not _is_pristine(symbols):
+        raise CoreApiStateError(
+            "kernel/locking/semaphore.c and include/linux/semaphore.h do not "
+            "define, declare and export down() ... up() as 6.1 does: "
+            + _describe(symbols, set(OLD_NAMES)))
+    return _apply(tree, COUNTING_API_COCCI, _finish_counting_api,
+                  "counting API patch")
+
+
+def _finish_flag_day(tree: Path) -> str | None:
+    symbols = api_state(tree)
+    if not _has_no_old_names(symbols):
+        return "old names are left: " + _describe(symbols, set(OLD_NAMES))
+    if not _has_counting_api(symbols):
+        return "the new names are not all defined, declared and exported"
+    return None
+
+
+def apply_flag_day(tree: Path) -> list[str]:
+    """Apply the flag day to a scratch tree in place; return touched paths.
+
+    Needs patch 1 in the tree (the old names must be wrappers).  Raises
+    AlreadyApplied when the old names are already gone.
+    """
+    tree = tree.resolve()
+    symbols = api_state(tree)
+    if _has_counting_api(symbols) and _has_no_old_names(symbols):
+        raise AlreadyApplied(
+            "the flag day is already applied: the tree has down_sem() and "
+            "no down(), down_interruptible(), ..., up() any more")
+    if not (_has_counting_api(symbols) and _has_wrappers(symbols)):
+        raise CoreApiStateError(
+            "the flag day needs the counting API patch first (old names as "
+            "wrappers of down_sem() ...): "
+            + _describe(symbols, set(OLD_NAMES) | set(NEW_NAMES.values())))
+    return _apply(tree, FLAG_DAY_COCCI, _finish_flag_day, "flag day")
+
+
+# --------------------------------------------------------------------------
+# Old-API callers
+
+
+def _candidate_files(tree: Path) -> list[Path]:
+    """Files that may call an old name: a cheap prefilter, not a verdict.
+
+    grep only narrows what spatch parses; whether a line is a call of the
+    semaphore API is decided by old_api_callers.cocci.
+    """
+    pattern = ("(^|[^A-Za-z0-9_])(" + "|".join(OLD_NAMES)
+               + r")[[:space:]]*\(")
+    done = subprocess.run(
+        ["grep", "-rlE", "--include=*.c", "--include=*.h", pattern, "."],
+        cwd=tree, capture_output=True, text=True, check=False)
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"grep failed in {tree}: {done.stderr.strip()}")
+    return sorted(tree / line[2:] if line.startswith("./") else tree / line
+                  for line in done.stdout.splitlines() if line)
+
+
+def find_old_api_callers(tree: Path, files: list[str] | None = None
+                         ) -> list[OldApiCaller]:
+    """Calls of down() ... up() left in ``files`` (default: the whole tree).
+
+    ``files`` are paths relative to ``tree``.  Calls whose argument spatch
+    knows to be a struct semaphore * have arg_type "semaphore"; calls whose
+    argument type it cannot tell have "unknown type".  Calls with an
+    argument of another known type, and calls in files that define their own
+    function of that name, are not reported.
+    """
+    tree = tree.resolve()
+    if files is None:
+        paths = _candidate_files(tree)
+    else:
+        paths = [tree / f for f in files]
+        missing = [str(p) for p in paths if not p.is_file()]
+        if missing:
+            raise FileNotFoundError(f"not in {tree}: {missing}")
+    stdout = run_spatch(OLD_API_CALLERS_COCCI, paths, virtual="report",
+                     file_groups=True)
+    callers = {
+        OldApiCaller(file=_relative(tree, r["file"]), line=r["line"],
+                     function=r["function"], op=r["op"], arg_type=r["type"])
+        for r in _json_lines(stdout, OLD_API_CALLERS_COCCI)}
+    return sorted(callers, key=lambda c: (c.file, c.line, c.op))

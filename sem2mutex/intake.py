@@ -1,0 +1,167 @@
+"""Tree intake: check that a path is a kernel tree, find its API era,
+unpack the default tree, and prefilter the files worth giving to spatch.
+
+The tree is only ever read.  Prefiltering is a speed measure only: it
+picks the files that mention the semaphore API at all, and spatch decides
+everything about them.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .model import ApiEra, KernelTree
+from .paths import DEBIAN_SOURCE_DIRNAME, DEBIAN_SOURCE_TARBALL, CacheLayout
+
+
+class IntakeError(Exception):
+    """Bad input: the message is the one line shown to the user."""
+
+
+# Directories that hold no kernel code (user space tools, docs, build helpers).
+NON_KERNEL_DIRS = ("tools/", "scripts/", "Documentation/", "usr/")
+
+# The semaphore implementation itself defines the API rather than using it.
+API_IMPLEMENTATION = ("include/linux/semaphore.h", "kernel/locking/semaphore.c")
+
+DECL_TOKENS = r"struct[[:space:]]+semaphore|DEFINE_SEMAPHORE|DECLARE_MUTEX|__SEMAPHORE_INITIALIZER"
+CALL_TOKENS = (
+    r"\b(sema_init|init_MUTEX|init_MUTEX_LOCKED|down|down_interruptible|"
+    r"down_killable|down_trylock|down_timeout|up)[[:space:]]*\("
+)
+
+
+def find_spatch() -> Path:
+    found = shutil.which("spatch")
+    if not found:
+        raise IntakeError(
+            "spatch not found on PATH: install Coccinelle (apt-get install coccinelle)"
+        )
+    return Path(found)
+
+
+def read_version(tree: Path) -> str:
+    """VERSION.PATCHLEVEL.SUBLEVEL from the top Makefile (not C: a make file)."""
+    makefile = tree / "Makefile"
+    try:
+        text = makefile.read_text(errors="replace")
+    except OSError:
+        raise IntakeError(f"{tree} is not a kernel tree: no top-level Makefile") from None
+    fields = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL)\s*=\s*(\d*)\s*$", text, re.M))
+    if not fields.get("VERSION") or not fields.get("PATCHLEVEL"):
+        raise IntakeError(f"{tree} is not a kernel tree: Makefile has no VERSION/PATCHLEVEL")
+    return ".".join(fields[k] for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL") if fields.get(k))
+
+
+def api_era_for(version: str) -> ApiEra:
+    """init_MUTEX()/DECLARE_MUTEX() were removed in 2.6.37."""
+    parts = [int(p) for p in version.split(".")]
+    major, minor = parts[0], parts[1]
+    sub = parts[2] if len(parts) > 2 else 0
+    if major < 2 or (major == 2 and (minor < 6 or (minor == 6 and sub < 37))):
+        return ApiEra.LEGACY
+    return ApiEra.MODERN
+
+
+def semaphore_header(tree: Path, era: ApiEra) -> Path | None:
+    candidates = [tree / "include/linux/semaphore.h"]
+    if era is ApiEra.LEGACY:
+        candidates += sorted(tree.glob("include/asm-*/semaphore.h"))
+        candidates += sorted(tree.glob("arch/*/include/asm/semaphore.h"))
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def open_tree(path: Path) -> KernelTree:
+    if not path.exists():
+        raise IntakeError(f"{path}: no such directory")
+    if not path.is_dir():
+        raise IntakeError(f"{path} is not a directory")
+    version = read_version(path)
+    era = api_era_for(version)
+    if semaphore_header(path, era) is None:
+        raise IntakeError(f"{path} is not a kernel tree: no semaphore header (include/linux/semaphore.h)")
+    return KernelTree(path=path.resolve(), version=version, api_era=era,
+                      is_git=(path / ".git").exists())
+
+
+def ensure_default_tree(cache: CacheLayout, tarball: Path = DEBIAN_SOURCE_TARBALL) -> Path:
+    """Unpack Debian's linux-source tarball into the cache once, atomically."""
+    tree = cache.default_tree
+    if (tree / "Makefile").is_file():
+        return tree
+    if not tarball.is_file():
+        raise IntakeError(
+            f"no TREE given and {tarball} is missing: apt-get install linux-source-6.1"
+        )
+    cache.root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache.root))
+    try:
+        done = subprocess.run(["tar", "-xf", str(tarball), "-C", str(staging)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise IntakeError(f"cannot unpack {tarball}: {done.stderr.strip()}")
+        (staging / DEBIAN_SOURCE_DIRNAME).rename(tree)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return tree
+
+
+@dataclass(frozen=True)
+class CandidateFiles:
+    """Tree-relative files that mention the semaphore API."""
+
+    declaring: list[str]  # may declare a semaphore (needed tree-wide for headers)
+    calling: list[str]  # may call the API
+
+
+def _grep(tree: Path, pattern: str, use_git: bool) -> set[str]:
+    """Files (tree-relative) whose text matches PATTERN (ERE)."""
+    if use_git:
+        # --untracked --no-exclude-standard: a checkout's new and ignored
+        # files are part of the tree too.
+        cmd = ["git", "-C", str(tree), "grep", "-l", "-I", "-E", "--untracked",
+               "--no-exclude-standard", "-e", pattern, "--", "*.c", "*.h"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode in (0, 1):
+            return set(done.stdout.split())
+    cmd = ["grep", "-r", "-l", "-I", "-E", "--include=*.c", "--include=*.h",
+           "-e", pattern, "."]
+    done = subprocess.run(cmd, cwd=tree, capture_output=True, text=True)
+    if done.returncode not in (0, 1):
+        raise IntakeError(f"cannot read {tree}: {done.stderr.strip().splitlines()[-1:]}")
+    return {line[2:] if line.startswith("./") else line for line in done.stdout.split()}
+
+
+def is_kernel_source(rel: str) -> bool:
+    return not rel.startswith(NON_KERNEL_DIRS) and rel not in API_IMPLEMENTATION
+
+
+def in_scope(rel: str, dirs: list[str]) -> bool:
+    return not dirs or any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in dirs)
+
+
+def candidate_files(tree: KernelTree, dirs: list[str]) -> CandidateFiles:
+    declaring = {f for f in _grep(tree.path, DECL_TOKENS, tree.is_git) if is_kernel_source(f)}
+    calling = {f for f in _grep(tree.path, CALL_TOKENS, tree.is_git) if is_kernel_source(f)}
+    # Headers are read tree-wide so a scoped run still resolves struct
+    # fields declared outside the scope.
+    declaring = {f for f in declaring if in_scope(f, dirs) or f.endswith(".h")}
+    calling = {f for f in calling if in_scope(f, dirs)}
+    return CandidateFiles(declaring=sorted(declaring), calling=sorted(calling))
+
+
+def normalise_dirs(tree: Path, dirs: list[str]) -> list[str]:
+    """Check --dir arguments against the tree; return them tree-relative."""
+    result = []
+    for d in dirs:
+        rel = d.strip("/")
+        if rel.startswith("./"):
+            rel = rel[2:]
+        if not (tree / rel).exists():
+            raise IntakeError(f"--dir {d}: no such file or directory in {tree}")
+        result.append(rel)
+    return result

@@ -1,0 +1,225 @@
+"""Typed records passed between the pipeline stages.
+
+intake -> facts -> resolve -> classify -> decisions -> report
+
+Every location is tree-relative (file, line) so reports never leak the
+machine's paths and can be compared across checkouts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+
+class ApiEra(str, Enum):
+    """Which spelling of the semaphore API the tree uses."""
+
+    MODERN = "6.x"  # DEFINE_SEMAPHORE / sema_init, struct mutex exists
+    LEGACY = "2.6.x"  # init_MUTEX / DECLARE_MUTEX, no struct mutex
+
+
+@dataclass(frozen=True)
+class KernelTree:
+    path: Path
+    version: str  # "6.1.192"
+    api_era: ApiEra
+    is_git: bool
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+# ----------------------------------------------------------------- facts
+# One record per JSON line printed by the semantic patches in cocci/facts/.
+
+
+@dataclass(frozen=True)
+class Position:
+    file: str
+    line: int
+    col: int
+    function: str  # spatch's current_element: function, or something_else
+
+    @property
+    def location(self) -> Location:
+        return Location(self.file, self.line)
+
+
+@dataclass(frozen=True)
+class VarDecl:
+    pos: Position
+    name: str
+    array: bool
+    storage: str  # "global", "static", "extern", "local"
+    macro: str | None  # DEFINE_SEMAPHORE, DECLARE_MUTEX, ...
+
+
+@dataclass(frozen=True)
+class FieldDecl:
+    pos: Position
+    container: str  # "struct foo" or a typedef name
+    field: str  # "sem", or "cmd.poll_sem" inside an anonymous member
+    array: bool
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a call acts on, as spatch described its argument."""
+
+    shape: str  # field, field_element, global, local, element, addr, pointer
+    name: str | None = None  # variable name
+    container: str | None = None  # struct type when spatch knew it
+    field: str | None = None
+    text: str = ""  # the argument as spatch printed it
+    # (container, field) readings of a field argument, most precise first
+    candidates: tuple[tuple[str | None, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    pos: Position
+    op: str  # sema_init, down, up, __SEMAPHORE_INITIALIZER, ...
+    target: Target
+    count: str | None  # initial count expression, for initialisers
+    macro: str | None  # name of the macro whose body holds the call
+    paired: bool  # for up(): dominated by a down of the same expression
+
+
+@dataclass(frozen=True)
+class Callback:
+    pos: Position
+    name: str  # function registered
+    context: str  # hardirq, irq_thread, timer, tasklet, softirq, work, kthread, ops
+    slot: str | None = None  # ops: "struct file_operations.open"
+
+
+@dataclass(frozen=True)
+class FunctionDef:
+    file: str
+    name: str
+    line: int
+    static: bool
+
+
+@dataclass(frozen=True)
+class CallEdge:
+    file: str
+    caller: str
+    callee: str
+
+
+@dataclass(frozen=True)
+class Escape:
+    pos: Position
+    via: str  # "call" or "store"
+    callee: str | None
+    target: Target
+
+
+@dataclass(frozen=True)
+class ParseFailure:
+    file: str
+    error: str
+    identifiers: frozenset[str] = frozenset()
+
+
+@dataclass
+class FactSet:
+    """Everything spatch reported about the files it was given."""
+
+    var_decls: list[VarDecl] = field(default_factory=list)
+    field_decls: list[FieldDecl] = field(default_factory=list)
+    calls: list[ApiCall] = field(default_factory=list)
+    callbacks: list[Callback] = field(default_factory=list)
+    functions: list[FunctionDef] = field(default_factory=list)
+    call_edges: list[CallEdge] = field(default_factory=list)
+    escapes: list[Escape] = field(default_factory=list)
+    parse_failures: list[ParseFailure] = field(default_factory=list)
+    files_scanned: int = 0
+
+
+# ------------------------------------------------------------- instances
+
+
+class SemClass(str, Enum):
+    MUTEX = "mutex"
+    COUNTING = "counting"
+    SIGNAL = "signal"
+    AMBIGUOUS = "ambiguous"
+
+
+@dataclass(frozen=True)
+class Init:
+    location: Location
+    op: str
+    count: int | None  # None when not a literal
+    count_text: str
+
+
+@dataclass(frozen=True)
+class Site:
+    location: Location
+    function: str
+    op: str  # down, down_interruptible, ..., up; or lock:<wrapper>/unlock:<wrapper>
+    paired: bool = True
+    macro: str | None = None
+    via_wrapper: str | None = None
+
+
+@dataclass(frozen=True)
+class Reason:
+    code: str
+    detail: str
+    locations: tuple[Location, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A reviewer's decision pinning an instance's class."""
+
+    instance: str
+    sem_class: SemClass
+    reviewer: str
+    reason: str
+
+
+@dataclass
+class Instance:
+    id: str
+    kind: str  # global, static, local, field, array, field-array, pointer, unresolved
+    name: str
+    struct: str | None
+    file: str  # declaring file (tree-relative), or first use
+    decl_line: int | None = None
+    inits: list[Init] = field(default_factory=list)
+    sites: list[Site] = field(default_factory=list)
+    escapes: list[Escape] = field(default_factory=list)
+    notes: list[Reason] = field(default_factory=list)  # facts met while resolving
+    sem_class: SemClass = SemClass.AMBIGUOUS
+    reasons: list[Reason] = field(default_factory=list)
+    pinned: Verdict | None = None
+    classified_as: SemClass | None = None  # the tool's own class when pinned
+
+
+@dataclass(frozen=True)
+class StaleVerdict:
+    verdict: Verdict
+    why: str
+
+
+@dataclass
+class Audit:
+    tree: KernelTree
+    scope: list[str]
+    instances: list[Instance]
+    parse_failures: list[ParseFailure]
+    stale_verdicts: list[StaleVerdict] = field(default_factory=list)
+    files_scanned: int = 0
+    seconds: float = 0.0

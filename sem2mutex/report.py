@@ -1,0 +1,141 @@
+"""Report stage: audit.json (machine-readable) and audit.md (for reviewers).
+
+The schema is documented in audit/README.md; bump SCHEMA_VERSION when it
+changes incompatibly.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from .fsutil import write_json_atomic, write_text_atomic
+from .maintainers import Maintainers
+from .model import Audit, Instance, Reason, SemClass
+
+SCHEMA_VERSION = 1
+CLASS_ORDER = (SemClass.MUTEX, SemClass.COUNTING, SemClass.SIGNAL, SemClass.AMBIGUOUS)
+
+
+def reason_json(r: Reason) -> dict:
+    return {"code": r.code, "detail": r.detail,
+            "locations": [{"file": l.file, "line": l.line} for l in r.locations]}
+
+
+def instance_json(inst: Instance) -> dict:
+    return {
+        "id": inst.id,
+        "kind": inst.kind,
+        "name": inst.name,
+        "struct": inst.struct,
+        "file": inst.file,
+        "line": inst.decl_line,
+        "class": inst.sem_class.value,
+        "reasons": [reason_json(r) for r in inst.reasons],
+        "notes": [reason_json(r) for r in inst.notes if r not in inst.reasons],
+        "inits": [{"file": i.location.file, "line": i.location.line, "count": i.count,
+                   "count_text": i.count_text, "op": i.op} for i in inst.inits],
+        "sites": [{"file": s.location.file, "line": s.location.line, "function": s.function,
+                   "op": s.op, "paired": s.paired, "macro": s.macro,
+                   "via_wrapper": s.via_wrapper} for s in inst.sites],
+        "escapes": [{"file": e.pos.file, "line": e.pos.line, "function": e.pos.function,
+                     "via": e.via, "callee": e.callee} for e in inst.escapes],
+        "pinned": None if inst.pinned is None else {
+            "class": inst.pinned.sem_class.value, "reviewer": inst.pinned.reviewer,
+            "reason": inst.pinned.reason,
+            "classified_as": inst.classified_as.value if inst.classified_as else None},
+    }
+
+
+def audit_json(audit: Audit) -> dict:
+    counts = Counter(i.sem_class.value for i in audit.instances)
+    return {
+        "schema": SCHEMA_VERSION,
+        "tree": {"path": str(audit.tree.path), "version": audit.tree.version,
+                 "api_era": audit.tree.api_era.value},
+        "scope": audit.scope,
+        "summary": {"instances": len(audit.instances),
+                    **{c.value: counts.get(c.value, 0) for c in CLASS_ORDER},
+                    "pinned": sum(1 for i in audit.instances if i.pinned),
+                    "files_scanned": audit.files_scanned,
+                    "parse_failures": len(audit.parse_failures),
+                    "seconds": round(audit.seconds, 1)},
+        "instances": [instance_json(i) for i in audit.instances],
+        "parse_failures": [{"file": p.file, "error": p.error} for p in audit.parse_failures],
+        "stale_verdicts": [{"instance": s.verdict.instance, "class": s.verdict.sem_class.value,
+                            "reviewer": s.verdict.reviewer, "why": s.why}
+                           for s in audit.stale_verdicts],
+    }
+
+
+# ---------------------------------------------------------------- markdown
+
+
+def describe(inst: Instance) -> str:
+    if inst.kind.startswith("field"):
+        what = f"`{inst.struct}.{inst.name}`"
+    else:
+        what = f"`{inst.name}`"
+    where = f"{inst.file}:{inst.decl_line}" if inst.decl_line else inst.file
+    return f"{what} ({inst.kind}, {where})"
+
+
+def reason_lines(reasons: list[Reason], limit: int = 6) -> list[str]:
+    lines = []
+    for r in reasons:
+        shown = ", ".join(str(l) for l in r.locations[:limit])
+        more = f" (+{len(r.locations) - limit} more)" if len(r.locations) > limit else ""
+        lines.append(f"  - **{r.code}**: {r.detail}" + (f" — {shown}{more}" if shown else ""))
+    return lines
+
+
+def pinned_line(inst: Instance) -> list[str]:
+    if not inst.pinned:
+        return []
+    return [f"  - pinned to **{inst.pinned.sem_class.value}** by {inst.pinned.reviewer} "
+            f"(tool said {inst.classified_as.value}): {inst.pinned.reason}"]
+
+
+def audit_markdown(audit: Audit, maintainers: Maintainers) -> str:
+    counts = Counter(i.sem_class for i in audit.instances)
+    out = [f"# Semaphore audit: Linux {audit.tree.version}", "",
+           f"Tree `{audit.tree.path}` (API era {audit.tree.api_era.value}); "
+           f"{audit.files_scanned} files scanned"
+           + (f" under {', '.join(audit.scope)}" if audit.scope else "") + ".", "",
+           "| class | instances |", "|---|---|"]
+    out += [f"| {c.value} | {counts.get(c, 0)} |" for c in CLASS_ORDER]
+    out += [f"| **total** | {len(audit.instances)} |", ""]
+    if audit.stale_verdicts:
+        out += ["## Stale reviewer verdicts", ""]
+        out += [f"- `{s.verdict.instance}` ({s.verdict.sem_class.value}, "
+                f"{s.verdict.reviewer}): {s.why}" for s in audit.stale_verdicts]
+        out.append("")
+    if audit.parse_failures:
+        out += ["## Files spatch could not parse", ""]
+        out += [f"- `{p.file}`: {p.error}" for p in audit.parse_failures]
+        out.append("")
+    ambiguous = [i for i in audit.instances if i.sem_class is SemClass.AMBIGUOUS]
+    out += ["## Ambiguous: a human has to look at these", ""]
+    by_subsystem: dict[str, list[Instance]] = defaultdict(list)
+    for inst in ambiguous:
+        by_subsystem[maintainers.section_for(inst.file)].append(inst)
+    for subsystem in sorted(by_subsystem):
+        out += [f"### {subsystem}", ""]
+        for inst in by_subsystem[subsystem]:
+            out.append(f"- {describe(inst)} — id `{inst.id}`")
+            out += pinned_line(inst) + reason_lines(inst.reasons)
+        out.append("")
+    for cls in (SemClass.MUTEX, SemClass.COUNTING, SemClass.SIGNAL):
+        members = [i for i in audit.instances if i.sem_class is cls]
+        out += [f"## {cls.value.capitalize()} ({len(members)})", ""]
+        for inst in members:
+            out.append(f"- {describe(inst)} — id `{inst.id}`")
+            out += pinned_line(inst) + reason_lines(inst.reasons, limit=3)
+        out.append("")
+    return "\n".join(out)
+
+
+def write_reports(audit: Audit, outdir: Path, maintainers: Maintainers) -> list[Path]:
+    json_path, md_path = outdir / "audit.json", outdir / "audit.md"
+    write_json_atomic(json_path, audit_json(audit))
+    write_text_atomic(md_path, audit_markdown(audit, maintainers))
+    return [json_path, md_path]

@@ -1,0 +1,350 @@
+"""The simple-mutex core patch: David Howells' 2005 xchg() mutex on 6.1.
+
+The series carries, after the counting-API core patch, a patch that adds
+the seed's simple mutex to the tree as ``struct simple_mutex`` and, under
+``CONFIG_MUTEX_SIMPLE``, as the implementation of ``struct mutex`` (the
+way ``CONFIG_PREEMPT_RT`` swaps in rtmutex).
+
+How the patch is made, against whatever tree the series targets:
+
+- new files (our code) are copied from ``core/simple-mutex/``;
+- the C change to existing code (kernel/locking/rtmutex.c) is made by
+  spatch with ``cocci/core/simple_mutex_ww_rt.cocci``;
+- preprocessor conditionals (Coccinelle parses ``#if`` lines as comments
+  and cannot rewrite them), Kconfig and Makefile lines are edited as exact
+  whole-line anchors that must occur a known number of times; a missing
+  anchor stops the run instead of producing a half-applied patch.
+
+This module also turns the benchmark's console lines into ``bench.json``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from .paths import COCCI_DIR, CORE_DIR
+
+SIMPLE_MUTEX_FILES_DIR = CORE_DIR / "simple-mutex"
+WW_RT_COCCI = COCCI_DIR / "core" / "simple_mutex_ww_rt.cocci"
+# The cocci file's python rules print one line per rewritten site when run
+# with -D log_changes; every rule must fire at least once.
+WW_RT_COCCI_RULES = ("ww_waiter", "ww_orig_waiter")
+COCCI_LOG_PREFIX = "sem2mutex-cocci: "
+
+
+@dataclass(frozen=True)
+class CoreChange:
+    """One core patch of the series: what it is and why (commit message)."""
+
+    subject: str
+    body: str
+
+
+@dataclass(frozen=True)
+class AnchoredEdit:
+    """Replace a run of whole lines that must occur exactly ``count`` times.
+
+    Used only for text Coccinelle cannot edit: Kconfig, Makefiles and
+    preprocessor directives.  ``why`` says what the edit is for; it is shown
+    when the anchor is missing.
+    """
+
+    path: str
+    anchor: tuple[str, ...]
+    replacement: tuple[str, ...]
+    why: str
+    count: int = 1
+
+
+class AnchorError(RuntimeError):
+    """The tree does not contain an anchor line the patch relies on."""
+
+
+def _wrap(paragraphs: list[str]) -> str:
+    return "\n\n".join(textwrap.fill(p, width=72) for p in paragraphs)
+
+
+def simple_mutex_change() -> CoreChange:
+    """Subject and commit message of the simple-mutex core patch."""
+    body = _wrap([
+        "The 2005 LWN discussion of David Howells' \"MUTEX: Introduce simple "
+        "mutex implementation\" left a doubt open: the posted mutex \"may "
+        "actually be slower than the semaphores it replaces\". To settle it "
+        "with numbers on a current kernel, carry that implementation, "
+        "ported to 6.1, next to the generic mutex.",
+        "struct simple_mutex is the seed's lock: it is grabbed with one "
+        "xchg() of a state word, a task that fails sleeps at the tail of a "
+        "FIFO list under a spinlock, and unlock hands the mutex directly to "
+        "the first waiter, so a sleeping waiter is never overtaken. The "
+        "port adds lockdep annotations, killable and io sleeps, and fixes "
+        "the original's hand-over, which read the waiter after unlinking "
+        "it: the waiter now learns of the hand-over from a flag written "
+        "with release semantics, and wake-ups go through a wake_q. "
+        "CONFIG_SIMPLE_MUTEX builds it as a type of its own, so that it can "
+        "be measured against the semaphore and the generic mutex in the "
+        "same kernel.",
+        "CONFIG_MUTEX_SIMPLE (default n) makes it the implementation of "
+        "struct mutex and of the whole mutex API, the way PREEMPT_RT swaps "
+        "in rtmutex: <linux/mutex.h> takes struct mutex from "
+        "<linux/mutex-simple.h>, kernel/locking/simple_mutex.c implements "
+        "the lock functions, and mutex.c keeps only the lock tracepoints and "
+        "atomic_dec_and_mutex_lock(). As under PREEMPT_RT, ww_mutex is then built on rt_mutex: "
+        "the new hidden symbol WW_MUTEX_RT (PREEMPT_RT || MUTEX_SIMPLE) "
+        "replaces PREEMPT_RT where the ww_mutex code means \"ww_mutex is an "
+        "rt_mutex\", so PREEMPT_RT kernels are unchanged. DEBUG_MUTEXES, "
+        "which instruments the generic mutex, is not available with "
+        "MUTEX_SIMPLE, nor are the locking API selftests, which know only "
+        "the generic and RT ww_mutex bases.",
+        "CONFIG_DEBUG_MUTEX_OWNER, from the same patch, records the owner "
+        "and prints a \"BUG:\" line naming both tasks when another task "
+        "releases the mutex.",
+        "Based on a patch by David Howells <dhowells@redhat.com>, December "
+        "2005.",
+    ])
+    return CoreChange(
+        subject="locking/mutex: Add CONFIG_MUTEX_SIMPLE, an xchg()-based mutex",
+        body=body,
+    )
+
+
+KCONFIG_PREEMPT_BLOCK = (
+    "config MUTEX_SIMPLE",
+    '\tbool "Simple exchange-based mutexes"',
+    "\tdepends on !PREEMPT_RT && !DEBUG_LOCKING_API_SELFTESTS",
+    "\tselect SIMPLE_MUTEX",
+    "\tselect RT_MUTEXES",
+    "\thelp",
+    "\t  Implement struct mutex with the simple mutex of David Howells'",
+    "\t  2005 patch instead of the generic adaptive mutex: the mutex is",
+    "\t  taken with one xchg(), contending tasks sleep in arrival order",
+    "\t  and unlock hands the mutex straight to the first of them.  There",
+    "\t  is no optimistic spinning and no lock stealing.  ww_mutex is then",
+    "\t  built on rt_mutex, as with PREEMPT_RT.",
+    "",
+    "\t  This is meant for comparing the two implementations.  If unsure,",
+    "\t  say N.",
+    "",
+    "config SIMPLE_MUTEX",
+    '\tbool "Simple exchange-based mutex type (struct simple_mutex)"',
+    "\thelp",
+    "\t  Provide struct simple_mutex, the lock behind MUTEX_SIMPLE, as a",
+    "\t  type of its own so that it can be tested and measured next to",
+    "\t  the generic mutex.  If unsure, say N.",
+    "",
+    "config WW_MUTEX_RT",
+    "\tdef_bool PREEMPT_RT || MUTEX_SIMPLE",
+    "\thelp",
+    "\t  ww_mutex is built on rt_mutex instead of the generic mutex.",
+    "",
+)
+
+KCONFIG_DEBUG_OWNER_BLOCK = (
+    "config DEBUG_MUTEX_OWNER",
+    '\tbool "Simple mutex debugging: owner tracking and checking"',
+    "\tdepends on DEBUG_KERNEL && SIMPLE_MUTEX",
+    "\thelp",
+    "\t  Remember which task holds each simple mutex (with MUTEX_SIMPLE,",
+    "\t  each struct mutex) and print a \"BUG:\" report naming both tasks",
+    "\t  when another task releases it.",
+    "",
+)
+
+
+def simple_mutex_edits() -> list[AnchoredEdit]:
+    """Every edit of an existing file that is not C code."""
+    return [
+        AnchoredEdit(
+            path="include/linux/mutex.h",
+            anchor=("#ifndef CONFIG_PREEMPT_RT",),
+            replacement=(
+                "#if defined(CONFIG_MUTEX_SIMPLE)",
+                "/*",
+                " * The simple exchange-based mutex: see <linux/mutex-simple.h>.",
+                " */",
+                "#include <linux/mutex-simple.h>",
+                "#elif !defined(CONFIG_PREEMPT_RT)",
+            ),
+            why="choose the simple mutex ahead of the generic and RT ones",
+        ),
+        AnchoredEdit(
+            path="include/linux/ww_mutex.h",
+            anchor=("   (defined(CONFIG_PREEMPT_RT) && defined(CONFIG_DEBUG_RT_MUTEXES))",),
+            replacement=("   (defined(CONFIG_WW_MUTEX_RT) && defined(CONFIG_DEBUG_RT_MUTEXES))",),
+            why="ww_mutex debugging follows rt_mutex debugging when based on it",
+        ),
+        AnchoredEdit(
+            path="include/linux/ww_mutex.h",
+            anchor=("#ifndef CONFIG_PREEMPT_RT",),
+            replacement=("#ifndef CONFIG_WW_MUTEX_RT",),
+            count=2,
+            why="ww_mutex base type and ww_mutex_destroy() follow WW_MUTEX_RT",
+        ),
+        AnchoredEdit(
+            path="kernel/locking/mutex.c",
+            anchor=("#ifndef CONFIG_PREEMPT_RT",),
+            replacement=("#if !defined(CONFIG_PREEMPT_RT) && !defined(CONFIG_MUTEX_SIMPLE)",),
+            why="leave mutex.c only its lock tracepoints and "
+                "atomic_dec_and_mutex_lock(), as PREEMPT_RT does",
+        ),
+        AnchoredEdit(
+            path="kernel/locking/mutex.c",
+            anchor=("#endif /* !CONFIG_PREEMPT_RT */",),
+            replacement=("#endif /* !CONFIG_PREEMPT_RT && !CONFIG_MUTEX_SIMPLE */",),
+            why="keep the closing comment true",
+        ),
+        AnchoredEdit(
+            path="kernel/locking/Makefile",
+            anchor=("obj-y += mutex.o semaphore.o rwsem.o percpu-rwsem.o",),
+            replacement=(
+                "obj-y += mutex.o semaphore.o rwsem.o percpu-rwsem.o",
+                "obj-$(CONFIG_SIMPLE_MUTEX) += simple_mutex.o",
+                "obj-$(CONFIG_MUTEX_SIMPLE) += ww_rt_mutex.o",
+            ),
+            why="build simple_mutex.o, and ww_mutex on rt_mutex",
+        ),
+        AnchoredEdit(
+            path="kernel/Kconfig.preempt",
+            anchor=("endchoice", "", "config PREEMPT_COUNT"),
+            replacement=("endchoice", "") + KCONFIG_PREEMPT_BLOCK
+            + ("config PREEMPT_COUNT",),
+            why="MUTEX_SIMPLE sits after the preemption model, like PREEMPT_RT",
+        ),
+        AnchoredEdit(
+            path="lib/Kconfig.debug",
+            anchor=("\tselect DEBUG_MUTEXES if !PREEMPT_RT",),
+            replacement=("\tselect DEBUG_MUTEXES if !PREEMPT_RT && !MUTEX_SIMPLE",),
+            count=4,
+            why="lock debugging must not force the generic mutex's debugging",
+        ),
+        AnchoredEdit(
+            path="lib/Kconfig.debug",
+            anchor=(
+                "config DEBUG_MUTEXES",
+                '\tbool "Mutex debugging: basic checks"',
+                "\tdepends on DEBUG_KERNEL && !PREEMPT_RT",
+            ),
+            replacement=(
+                "config DEBUG_MUTEXES",
+                '\tbool "Mutex debugging: basic checks"',
+                "\tdepends on DEBUG_KERNEL && !PREEMPT_RT",
+                "\tdepends on !MUTEX_SIMPLE",
+            ),
+            why="DEBUG_MUTEXES instruments the generic mutex only",
+        ),
+        AnchoredEdit(
+            path="lib/Kconfig.debug",
+            anchor=("\tselect DEBUG_RT_MUTEXES if PREEMPT_RT",),
+            replacement=("\tselect DEBUG_RT_MUTEXES if WW_MUTEX_RT",),
+            why="ww_mutex slowpath debugging follows the ww_mutex base",
+        ),
+        AnchoredEdit(
+            path="lib/Kconfig.debug",
+            anchor=("config DEBUG_WW_MUTEX_SLOWPATH",),
+            replacement=KCONFIG_DEBUG_OWNER_BLOCK + ("config DEBUG_WW_MUTEX_SLOWPATH",),
+            why="the seed's owner check, next to the other mutex debugging",
+        ),
+    ]
+
+
+def new_files() -> list[Path]:
+    """Our own kernel files, relative to the tree root."""
+    return sorted(p.relative_to(SIMPLE_MUTEX_FILES_DIR)
+                  for p in SIMPLE_MUTEX_FILES_DIR.rglob("*") if p.is_file())
+
+
+def _replace_file(path: Path, text: str) -> None:
+    """Write via a new inode, so hard-linked scratch copies never write
+    through to the tree they were linked from."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def _find_line_runs(lines: list[str], anchor: tuple[str, ...]) -> list[int]:
+    width = len(anchor)
+    return [i for i in range(len(lines) - width + 1)
+            if tuple(lines[i:i + width]) == anchor]
+
+
+def apply_anchored_edit(tree: Path, edit: AnchoredEdit) -> None:
+    path = tree / edit.path
+    lines = path.read_text().split("\n")
+    starts = _find_line_runs(lines, edit.anchor)
+    if len(starts) != edit.count:
+        raise AnchorError(
+            f"{edit.path}: expected {edit.count} occurrence(s) of "
+            f"{edit.anchor!r}, found {len(starts)} (needed to {edit.why})")
+    width = len(edit.anchor)
+    for start in reversed(starts):
+        lines[start:start + width] = list(edit.replacement)
+    _replace_file(path, "\n".join(lines))
+
+
+def copy_new_files(tree: Path) -> list[str]:
+    copied = []
+    for rel in new_files():
+        target = tree / rel
+        if target.exists():
+            raise FileExistsError(f"{rel} already exists in {tree}: "
+                                  "is the simple-mutex patch applied twice?")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SIMPLE_MUTEX_FILES_DIR / rel, target)
+        copied.append(str(rel))
+    return copied
+
+
+def run_ww_rt_cocci(tree: Path) -> list[str]:
+    """Apply the rtmutex.c semantic patch; returns the rewritten sites."""
+    rel = "kernel/locking/rtmutex.c"
+    source = tree / rel
+    with tempfile.TemporaryDirectory(prefix="sem2mutex-cocci-") as tmp:
+        output = Path(tmp) / "rtmutex.c"
+        proc = subprocess.run(
+            ["spatch", "--sp-file", str(WW_RT_COCCI), "-D", "patch",
+             "-D", "log_changes", "--no-includes", "--include-headers",
+             "--very-quiet", str(source), "-o", str(output)],
+            capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"spatch failed on {rel}:\n{proc.stderr}")
+        sites = [line[len(COCCI_LOG_PREFIX):] for line in proc.stdout.splitlines()
+                 if line.startswith(COCCI_LOG_PREFIX)]
+        fired = {site.split()[0] for site in sites}
+        missing = [rule for rule in WW_RT_COCCI_RULES if rule not in fired]
+        if missing or not output.exists():
+            raise AnchorError(f"{rel}: {WW_RT_COCCI.name} rules {missing} "
+                              "matched nothing")
+        _replace_file(source, output.read_text())
+    return sites
+
+
+def apply_simple_mutex(tree: Path) -> list[str]:
+    """Apply the simple-mutex core patch to a scratch tree, in place.
+
+    Returns the touched paths relative to the tree, sorted.  Raises
+    AnchorError if the tree lacks a line the patch is anchored on.
+    """
+    tree = Path(tree)
+    edits = simple_mutex_edits()
+    # Check every anchor before touching anything, so a foreign tree fails
+    # without being left half-patched.
+    for edit in edits:
+        lines = (tree / edit.path).read_text().split("\n")
+        found = len(_find_line_runs(lines, edit.anchor))
+        if found != edit.count:
+            raise AnchorError(
+                f"{edit.path}: expected {edit.count} occurrence(s) of "
+                f"{edit.anchor!r}, found {found} (needed to {edit.why})")
+    touched = set(copy_new_files(tree))
+    for edit in edits:
+        apply_anchored_edit(tree, edit)
+        touched.add(edit.path)
+    run_ww_rt_cocci(tree)
+    touched.add("kernel/locking/rtmutex.c")
+    return sorted(touched)

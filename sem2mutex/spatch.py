@@ -1,0 +1,142 @@
+"""Run semantic patches over many files in parallel and collect their output.
+
+The fact rules in cocci/ print one JSON object per line.  Several rule
+files are concatenated into one SmPL program so each C file is parsed once
+per pass; each C file is its own group (--file-groups) so that spatch does
+not treat the files as one unit.  --no-scanner stops spatch from switching
+to `git grep` on its own, which skips untracked files.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .progress import Progress
+
+SPATCH_FLAGS = ["--no-includes", "--no-scanner", "--quiet", "--verbose-parsing",
+                "-D", "report"]
+
+PARSE_ERROR = re.compile(
+    r'^parse error\s*\n\s*= File "(?P<file>[^"]+)", line (?P<line>\d+), column (?P<col>\d+)'
+    r'.*?\n\s*around = (?P<around>.*?)\n\s*whole content = (?P<content>[^\n]*)',
+    re.M | re.S)
+TIMEOUT = re.compile(r"^.*timeout.*?(?:for|on)?\s*file\s*(?P<file>\S+)", re.I | re.M)
+
+
+class SpatchError(Exception):
+    """spatch itself failed (bad SmPL, python error), not a C parse error."""
+
+
+@dataclass
+class SpatchOutput:
+    records: list[dict] = field(default_factory=list)
+    parse_errors: dict[str, list[str]] = field(default_factory=dict)  # file -> messages
+
+
+def combine_rules(cocci_files: list[Path]) -> str:
+    """One SmPL program from several single-purpose rule files.
+
+    `virtual` declarations must come first (after a script rule they would
+    be read as python), so they are hoisted and deduplicated.
+    """
+    virtuals: list[str] = []
+    bodies = []
+    for path in cocci_files:
+        lines = path.read_text().splitlines()
+        for line in lines:
+            if line.startswith("virtual ") and line not in virtuals:
+                virtuals.append(line)
+        bodies.append("\n".join(line for line in lines if not line.startswith("virtual ")))
+    return "\n".join(virtuals) + "\n\n" + "\n\n".join(bodies) + "\n"
+
+
+def balanced_chunks(tree: Path, files: list[str], chunks: int) -> list[list[str]]:
+    """Split FILES into CHUNKS lists of similar total size, biggest first."""
+    sized = sorted(files, key=lambda f: (tree / f).stat().st_size, reverse=True)
+    buckets: list[list[str]] = [[] for _ in range(max(1, min(chunks, len(files))))]
+    weights = [0] * len(buckets)
+    for name in sized:
+        i = weights.index(min(weights))
+        buckets[i].append(name)
+        weights[i] += (tree / name).stat().st_size
+    return [b for b in buckets if b]
+
+
+def parse_errors(stderr: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for m in PARSE_ERROR.finditer(stderr):
+        message = (f"parse error at line {m['line']}, column {m['col']}, "
+                   f"around {m['around'].strip().rstrip(',')}: {m['content'].strip()}")
+        found.setdefault(m["file"], []).append(message)
+    return found
+
+
+@dataclass
+class SpatchRunner:
+    spatch: Path
+    tree: Path
+    jobs: int
+    progress: Progress
+    timeout_per_file: int = 120
+    files_per_chunk: int = 25
+
+    def run(self, label: str, cocci_files: list[Path], files: list[str],
+            env: dict[str, str] | None = None) -> SpatchOutput:
+        output = SpatchOutput()
+        if not files:
+            return output
+        with tempfile.TemporaryDirectory(prefix="sem2mutex-spatch-") as tmp:
+            program = Path(tmp) / "rules.cocci"
+            program.write_text(combine_rules(cocci_files))
+            nchunks = max(self.jobs * 2, -(-len(files) // self.files_per_chunk))
+            chunks = balanced_chunks(self.tree, files, nchunks)
+            done_files = 0
+            with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+                futures = {pool.submit(self._run_chunk, program, chunk, Path(tmp), i, env): chunk
+                           for i, chunk in enumerate(chunks)}
+                for future in as_completed(futures):
+                    records, errors = future.result()
+                    output.records.extend(records)
+                    for f, msgs in errors.items():
+                        output.parse_errors.setdefault(f, []).extend(msgs)
+                    done_files += len(futures[future])
+                    self.progress.count(label, done_files, len(files))
+        return output
+
+    def _run_chunk(self, program: Path, chunk: list[str], tmp: Path, index: int,
+                   env: dict[str, str] | None) -> tuple[list[dict], dict[str, list[str]]]:
+        groups = tmp / f"groups-{index}.txt"
+        groups.write_text("".join(f"{name}\n\n" for name in chunk))
+        cmd = [str(self.spatch), *SPATCH_FLAGS, "--timeout", str(self.timeout_per_file),
+               "--sp-file", str(program), "--file-groups", str(groups)]
+        run_env = dict(os.environ, **(env or {}))
+        done = subprocess.run(cmd, cwd=self.tree, capture_output=True, text=True, env=run_env)
+        if done.returncode != 0:
+            tail = "\n".join(done.stderr.strip().splitlines()[-5:])
+            raise SpatchError(f"spatch failed on {program.name} (exit {done.returncode}): {tail}")
+        records = []
+        for line in done.stdout.splitlines():
+            if line.startswith("{"):
+                records.append(json.loads(line))
+        errors = parse_errors(done.stderr)
+        for m in TIMEOUT.finditer(done.stderr):
+            errors.setdefault(m["file"], []).append("spatch timed out on this file")
+        return records, errors
+
+
+def identifiers_in(spatch: Path, tree: Path, rel: str) -> frozenset[str]:
+    """The identifiers of a file as Coccinelle's own lexer sees them.
+
+    Used for files spatch could not parse: every semaphore named in such a
+    file is suspect, and the lexer still works where the parser gave up.
+    """
+    done = subprocess.run([str(spatch), "--tokens-c", rel], cwd=tree,
+                          capture_output=True, text=True)
+    # Identifier tokens print as: Tag13 (("name", ((("name", pos, line, col, file)) ...
+    return frozenset(re.findall(r'^Tag\d+ \(\("([A-Za-z_][A-Za-z0-9_]*)", \(\(\(', done.stdout, re.M))

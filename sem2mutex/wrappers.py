@@ -1,0 +1,124 @@
+"""Lock/unlock wrapper functions (pass 3).
+
+Drivers often hide a semaphore behind `foo_lock(dev)` / `foo_unlock(dev)`.
+The up() inside foo_unlock() is unpaired in its own function; it is still
+the caller's release of its own lock when every call of foo_unlock() is
+preceded, on every path of its caller, by foo_lock() on the same
+arguments.  wrapper_pairing.cocci checks exactly that, one semaphore at a
+time, over the files that mention the wrappers.
+"""
+from __future__ import annotations
+
+import subprocess
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .contexts import ContextMap
+from .facts import FACTS_DIR, by_kind
+from .intake import is_kernel_source
+from .model import FactSet, Instance, Location, Site
+from .spatch import SpatchRunner
+
+WRAPPER_RULES = [FACTS_DIR / "wrapper_pairing.cocci"]
+WRAPPABLE_LOCKS = ("down", "down_interruptible", "down_killable")
+PSEUDO_KINDS = ("pointer", "unresolved")
+
+
+@dataclass(frozen=True)
+class Wrappers:
+    instance_id: str
+    locks: tuple[str, ...]
+    unlocks: tuple[str, ...]
+    files: tuple[str, ...]  # files where the wrappers are defined
+
+
+def find_wrappers(inst: Instance, facts: FactSet, contexts: ContextMap) -> Wrappers | None:
+    ops_by_function: dict[tuple[str, str], list[Site]] = defaultdict(list)
+    for site in inst.sites:
+        if site.macro is None and site.via_wrapper is None:
+            ops_by_function[(site.location.file, site.function)].append(site)
+    defined = {(f.file, f.name) for f in facts.functions}
+    locks, unlocks, files = [], [], set()
+    for (file, fn), sites in ops_by_function.items():
+        if (file, fn) not in defined:
+            continue
+        if any(ev.path == (fn,) for ev in contexts.of(file, fn)):
+            continue  # a registered callback: its callers are not visible
+        ops = {s.op for s in sites}
+        if ops <= set(WRAPPABLE_LOCKS):
+            locks.append(fn)
+            files.add(file)
+        elif ops == {"up"} and not any(s.paired for s in sites):
+            unlocks.append(fn)
+            files.add(file)
+    if not locks or not unlocks:
+        return None
+    return Wrappers(inst.id, tuple(sorted(set(locks))), tuple(sorted(set(unlocks))),
+                    tuple(sorted(files)))
+
+
+def files_mentioning(tree: Path, names: set[str]) -> dict[str, set[str]]:
+    """name -> files whose text has NAME as a word (a prefilter for spatch)."""
+    if not names:
+        return {}
+    cmd = ["grep", "-r", "-o", "-w", "-I", "--include=*.c", "--include=*.h",
+           *[arg for n in sorted(names) for arg in ("-e", n)], "."]
+    done = subprocess.run(cmd, cwd=tree, capture_output=True, text=True)
+    found: dict[str, set[str]] = defaultdict(set)
+    for line in done.stdout.splitlines():
+        path, _, word = line.rpartition(":")
+        path = path[2:] if path.startswith("./") else path
+        if is_kernel_source(path):
+            found[word].add(path)
+    return found
+
+
+def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict]) -> None:
+    """Add the wrapper calls as sites; excuse the wrapper's own up()s when
+    every unlock-wrapper call is paired."""
+    grouped = by_kind(records)
+    unpaired = {(r["file"], r["line"], r["col"]) for r in grouped.get("unpaired", [])}
+    wrapper_names = set(wrappers.locks) | set(wrappers.unlocks)
+    calls = [r for r in grouped.get("wrapper_call", [])
+             if r.get("function") not in wrapper_names]
+    for r in calls:
+        key = (r["file"], r["line"], r["col"])
+        inst.sites.append(Site(Location(r["file"], r["line"]), r.get("function") or "",
+                               f"{r['role']}-wrapper", paired=key not in unpaired,
+                               via_wrapper=",".join(wrappers.locks if r["role"] == "lock"
+                                                    else wrappers.unlocks)))
+    unlock_calls = [r for r in calls if r["role"] == "unlock"]
+    all_paired = bool(unlock_calls) and not any(
+        (r["file"], r["line"], r["col"]) in unpaired for r in unlock_calls)
+    if all_paired:
+        inst.sites[:] = [
+            replace(s, paired=True, via_wrapper="released for its caller")
+            if s.op == "up" and s.function in wrappers.unlocks else s
+            for s in inst.sites]
+    inst.sites.sort(key=lambda s: (s.location.file, s.location.line))
+
+
+@dataclass
+class WrapperAnalysis:
+    runner: SpatchRunner
+
+    def run(self, instances: list[Instance], facts: FactSet, contexts: ContextMap) -> list[Wrappers]:
+        found = [w for inst in instances if inst.kind not in PSEUDO_KINDS
+                 for w in [find_wrappers(inst, facts, contexts)] if w]
+        if not found:
+            return []
+        static = {(f.file, f.name) for f in facts.functions if f.static}
+        mentions = files_mentioning(self.runner.tree,
+                                    {n for w in found for n in w.locks + w.unlocks})
+        by_id = {inst.id: inst for inst in instances}
+        for w in found:
+            files: set[str] = set(w.files)
+            for name in w.locks + w.unlocks:
+                if not all((f, name) in static for f in w.files):
+                    files |= mentions.get(name, set())
+            out = self.runner.run(f"wrappers of {w.instance_id}", WRAPPER_RULES, sorted(files),
+                                  env={"SEM2MUTEX_LOCK_WRAPPERS": ",".join(w.locks),
+                                       "SEM2MUTEX_UNLOCK_WRAPPERS": ",".join(w.unlocks)})
+            apply_wrapper_calls(by_id[w.instance_id], w, out.records)
+        return found
