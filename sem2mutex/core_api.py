@@ -188,7 +188,7 @@ def flag_day_change() -> CoreChange:
 
 
 def run_spatch(cocci: Path, files: list[Path], *, virtual: str,
-            in_place: bool = False, file_groups: bool = False) -> str:
+               in_place: bool = False, file_groups: bool = False) -> str:
     """Run spatch on explicit files and return its stdout.
 
     Raises SpatchError on a non-zero exit or on anything written to stderr:
