@@ -805,6 +805,7 @@ static struct kunit_suite simple_mutex_test_suite = {
 	.name = "simple_mutex",
 	.test_cases = simple_mutex_test_cases,
 };
+
 kunit_test_suite(simple_mutex_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the simple exchange-based mutex");
