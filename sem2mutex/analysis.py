@@ -8,7 +8,7 @@ from pathlib import Path
 from .classify import classify_all
 from .contexts import build_context_map
 from .decisions import VerdictApplier
-from .facts import FactCollector
+from .facts import FactCollector, add_context_records
 from .intake import candidate_files
 from .model import Audit, KernelTree, Verdict
 from .progress import Progress
@@ -35,7 +35,8 @@ def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
     facts = FactCollector(runner).collect(files)
     instances = build_instances(facts)
     contexts = build_context_map(facts)
-    WrapperAnalysis(runner).run(instances, facts, contexts)
+    add_context_records(facts, WrapperAnalysis(runner).run(instances, facts, contexts))
+    contexts = build_context_map(facts)
     if req.dirs:
         instances = [i for i in instances if touches_scope(i, req.dirs)]
     classify_all(instances, contexts)

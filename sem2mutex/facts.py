@@ -1,30 +1,35 @@
 """Facts stage: run the semantic patches of cocci/facts/ over the tree and
 turn their JSON lines into typed records.
 
-Pass 1 (declarations.cocci) finds every semaphore variable and field; its
-names then narrow pass 2's escape report.  Pass 2 (operations, pairing,
-contexts, escapes) runs over the files that call the API or declare a
-semaphore.  Pass 3 (wrappers, see wrappers.py) runs later, once the
-lock/unlock wrapper functions are known.
+Parsing dominates spatch's cost, so each pass runs its rule files as one
+program and each pass only gets the files that need it:
+
+- pass 1 (declarations, operations) over every file the prefilter picked:
+  the semaphores and the API calls;
+- pass 2 (pairing, contexts, escapes) over the files where pass 1 found
+  something, plus the files that mention a function which works on a
+  semaphore through a pointer (its callers hand it their semaphore's
+  address); pass 1's names narrow the escape report;
+- pass 3 (wrappers.py) once the lock/unlock wrapper functions are known.
 """
 from __future__ import annotations
 
 import json
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .intake import CandidateFiles
 from .model import (ApiCall, Callback, CallEdge, Escape, FactSet, FieldDecl, FunctionDef,
                     ParseFailure, Position, Target, VarDecl)
 from .paths import COCCI_DIR
-from .spatch import SpatchOutput, SpatchRunner, identifiers_in
+from .spatch import SpatchOutput, SpatchRunner, files_mentioning, identifiers_in
 
 FACTS_DIR = COCCI_DIR / "facts"
-PASS1_RULES = [FACTS_DIR / "declarations.cocci"]
+PASS1_RULES = [FACTS_DIR / "declarations.cocci", FACTS_DIR / "operations.cocci"]
 PASS2_RULES = [FACTS_DIR / name for name in
-               ("operations.cocci", "pairing.cocci", "contexts.cocci", "escapes.cocci")]
+               ("pairing.cocci", "contexts.cocci", "escapes.cocci")]
 
 ANONYMOUS_PREFIXES = ("struct {", "union {", "struct  {", "union  {")
 
@@ -139,7 +144,6 @@ def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
     for rec in grouped.get("shape", []):
         shapes[key(rec)].append(rec)
     macros = {key(rec): rec["macro"] for rec in grouped.get("in_macro", [])}
-    unpaired = {key(rec) for rec in grouped.get("unpaired", [])}
     calls = []
     seen: set[PosKey] = set()
     for rec in grouped.get("call", []):
@@ -149,8 +153,19 @@ def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
         seen.add(k)
         target = target_of(rec["op"], rec["arg"], shapes[k])
         calls.append(ApiCall(position(rec), rec["op"], target, rec.get("count"),
-                             macros.get(k), k not in unpaired))
+                             macros.get(k), paired=True))
     return calls
+
+
+def with_pairing(calls: list[ApiCall], grouped: dict[str, list[dict]]) -> list[ApiCall]:
+    """Mark the up() calls pairing.cocci found unpaired."""
+    unpaired = {key(rec) for rec in grouped.get("unpaired", [])}
+    return [replace(c, paired=(c.pos.file, c.pos.line, c.pos.col) not in unpaired)
+            for c in calls]
+
+
+def files_with_facts(records: list[dict]) -> set[str]:
+    return {rec["file"] for rec in records}
 
 
 # ---------------------------------------------------------------- context
@@ -210,26 +225,37 @@ class FactCollector:
 
     def collect(self, files: CandidateFiles) -> FactSet:
         facts = FactSet()
-        pass1 = self.runner.run("declarations", PASS1_RULES, files.declaring)
+        pass1_files = sorted(set(files.calling) | set(files.declaring))
+        pass1 = self.runner.run("declarations and calls", PASS1_RULES, pass1_files)
         grouped1 = by_kind(pass1.records)
         facts.var_decls = var_decls(grouped1)
         facts.field_decls = field_decls(grouped1)
+        facts.calls = api_calls(grouped1)
 
-        pass2_files = sorted(set(files.calling) | set(files.declaring))
+        pass2_files = files_with_facts(pass1.records) | set(pass1.parse_errors)
+        pass2_files |= set(self.pointer_callers(facts))
         with tempfile.TemporaryDirectory(prefix="sem2mutex-names-") as tmp:
             names_file = Path(tmp) / "names.json"
             names_file.write_text(json.dumps(sorted(semaphore_names(facts))))
-            pass2 = self.runner.run("operations", PASS2_RULES, pass2_files,
+            pass2 = self.runner.run("pairing, contexts and escapes", PASS2_RULES,
+                                    sorted(pass2_files),
                                     env={"SEM2MUTEX_NAMES": str(names_file)})
         grouped2 = by_kind(pass2.records)
-        facts.calls = api_calls(grouped2)
+        facts.calls = with_pairing(facts.calls, grouped2)
         facts.callbacks = callbacks(grouped2)
         facts.functions = functions(grouped2)
         facts.call_edges = call_edges(grouped2)
         facts.escapes = escapes(grouped2)
         facts.parse_failures = self.parse_failures(pass1, pass2)
-        facts.files_scanned = len(set(files.declaring) | set(files.calling))
+        facts.files_scanned = len(pass1_files)
         return facts
+
+    def pointer_callers(self, facts: FactSet) -> list[str]:
+        """Files that mention a function doing down()/up() through a pointer."""
+        names = {c.pos.function for c in facts.calls
+                 if c.target.shape == "pointer" and c.macro is None}
+        mentions = files_mentioning(self.runner.tree, names)
+        return sorted({f for files in mentions.values() for f in files})
 
     def parse_failures(self, *outputs: SpatchOutput) -> list[ParseFailure]:
         merged: dict[str, list[str]] = defaultdict(list)
@@ -241,6 +267,17 @@ class FactCollector:
         return [ParseFailure(f, "; ".join(msgs),
                              identifiers_in(self.runner.spatch, self.runner.tree, f))
                 for f, msgs in sorted(merged.items())]
+
+
+def add_context_records(facts: FactSet, records: list[dict]) -> None:
+    """Merge context facts found after pass 2 (for wrapper callers)."""
+    grouped = by_kind(records)
+    facts.callbacks = sorted(set(facts.callbacks) | set(callbacks(grouped)),
+                             key=lambda c: (c.pos.file, c.pos.line, c.name))
+    known = {(f.file, f.name) for f in facts.functions}
+    facts.functions += [f for f in functions(grouped) if (f.file, f.name) not in known]
+    facts.call_edges = sorted(set(facts.call_edges) | set(call_edges(grouped)),
+                              key=lambda e: (e.file, e.caller, e.callee))
 
 
 def semaphore_names(facts: FactSet) -> set[str]:

@@ -198,6 +198,7 @@ class Instance:
     struct: str | None
     file: str  # declaring file (tree-relative), or first use
     decl_line: int | None = None
+    decls: list[Location] = field(default_factory=list)  # every declaration, extern too
     inits: list[Init] = field(default_factory=list)
     sites: list[Site] = field(default_factory=list)
     escapes: list[Escape] = field(default_factory=list)

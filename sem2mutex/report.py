@@ -29,6 +29,7 @@ def instance_json(inst: Instance) -> dict:
         "struct": inst.struct,
         "file": inst.file,
         "line": inst.decl_line,
+        "decls": [{"file": l.file, "line": l.line} for l in inst.decls],
         "class": inst.sem_class.value,
         "reasons": [reason_json(r) for r in inst.reasons],
         "notes": [reason_json(r) for r in inst.notes if r not in inst.reasons],

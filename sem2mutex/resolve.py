@@ -161,16 +161,16 @@ class InstanceTable:
 
 def declare_instances(facts: FactSet, table: InstanceTable) -> None:
     for d in sorted(facts.var_decls, key=lambda d: (d.storage == "extern", d.pos.file)):
-        if d.storage == "extern" and f"global:{d.name}" in table.by_id:
-            continue
         kind = "array" if d.array else ("global" if d.storage == "extern" else d.storage)
         inst = table.get_or_create(var_instance_id(d), kind, d.name, None, d.pos.file,
                                    d.pos.line)
+        inst.decls.append(d.pos.location)
         if d.macro in FIXED_COUNTS:
             inst.inits.append(Init(d.pos.location, d.macro, FIXED_COUNTS[d.macro], d.macro))
     for f in facts.field_decls:
-        table.get_or_create(field_instance_id(f), "field-array" if f.array else "field",
-                            f.field, f.container, f.pos.file, f.pos.line)
+        inst = table.get_or_create(field_instance_id(f), "field-array" if f.array else "field",
+                                   f.field, f.container, f.pos.file, f.pos.line)
+        inst.decls.append(f.pos.location)
 
 
 def pseudo_instance(table: InstanceTable, call_pos: Position, target: Target,
@@ -246,5 +246,6 @@ def build_instances(facts: FactSet) -> list[Instance]:
     attach_parse_failures(facts, table)
     for inst in table.by_id.values():
         inst.sites.sort(key=lambda s: (s.location.file, s.location.line))
+        inst.decls = sorted(set(inst.decls), key=lambda l: (l.file, l.line))
         inst.inits.sort(key=lambda i: (i.location.file, i.location.line))
     return sorted(table.by_id.values(), key=lambda i: i.id)

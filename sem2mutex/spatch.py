@@ -13,10 +13,12 @@ import os
 import re
 import subprocess
 import tempfile
+from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .intake import is_kernel_source
 from .progress import Progress
 
 SPATCH_FLAGS = ["--no-includes", "--no-scanner", "--quiet", "--verbose-parsing",
@@ -140,3 +142,19 @@ def identifiers_in(spatch: Path, tree: Path, rel: str) -> frozenset[str]:
                           capture_output=True, text=True)
     # Identifier tokens print as: Tag13 (("name", ((("name", pos, line, col, file)) ...
     return frozenset(re.findall(r'^Tag\d+ \(\("([A-Za-z_][A-Za-z0-9_]*)", \(\(\(', done.stdout, re.M))
+
+
+def files_mentioning(tree: Path, names: set[str]) -> dict[str, set[str]]:
+    """name -> files whose text has NAME as a word (a prefilter for spatch)."""
+    if not names:
+        return {}
+    cmd = ["grep", "-r", "-o", "-w", "-I", "--include=*.c", "--include=*.h",
+           *[arg for n in sorted(names) for arg in ("-e", n)], "."]
+    done = subprocess.run(cmd, cwd=tree, capture_output=True, text=True)
+    found: dict[str, set[str]] = defaultdict(set)
+    for line in done.stdout.splitlines():
+        path, _, word = line.rpartition(":")
+        path = path[2:] if path.startswith("./") else path
+        if is_kernel_source(path):
+            found[word].add(path)
+    return found

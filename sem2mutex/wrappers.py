@@ -9,18 +9,18 @@ time, over the files that mention the wrappers.
 """
 from __future__ import annotations
 
-import subprocess
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .contexts import ContextMap
 from .facts import FACTS_DIR, by_kind
-from .intake import is_kernel_source
 from .model import FactSet, Instance, Location, Site
-from .spatch import SpatchRunner
+from .spatch import SpatchRunner, files_mentioning
 
-WRAPPER_RULES = [FACTS_DIR / "wrapper_pairing.cocci"]
+# contexts.cocci too: a wrapper's caller may sit in a file pass 2 never saw,
+# and whether that caller runs in IRQ context matters as much.
+WRAPPER_RULES = [FACTS_DIR / "wrapper_pairing.cocci", FACTS_DIR / "contexts.cocci"]
 WRAPPABLE_LOCKS = ("down", "down_interruptible", "down_killable")
 PSEUDO_KINDS = ("pointer", "unresolved")
 
@@ -58,22 +58,6 @@ def find_wrappers(inst: Instance, facts: FactSet, contexts: ContextMap) -> Wrapp
                     tuple(sorted(files)))
 
 
-def files_mentioning(tree: Path, names: set[str]) -> dict[str, set[str]]:
-    """name -> files whose text has NAME as a word (a prefilter for spatch)."""
-    if not names:
-        return {}
-    cmd = ["grep", "-r", "-o", "-w", "-I", "--include=*.c", "--include=*.h",
-           *[arg for n in sorted(names) for arg in ("-e", n)], "."]
-    done = subprocess.run(cmd, cwd=tree, capture_output=True, text=True)
-    found: dict[str, set[str]] = defaultdict(set)
-    for line in done.stdout.splitlines():
-        path, _, word = line.rpartition(":")
-        path = path[2:] if path.startswith("./") else path
-        if is_kernel_source(path):
-            found[word].add(path)
-    return found
-
-
 def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict]) -> None:
     """Add the wrapper calls as sites; excuse the wrapper's own up()s when
     every unlock-wrapper call is paired."""
@@ -103,11 +87,15 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
 class WrapperAnalysis:
     runner: SpatchRunner
 
-    def run(self, instances: list[Instance], facts: FactSet, contexts: ContextMap) -> list[Wrappers]:
+    def run(self, instances: list[Instance], facts: FactSet,
+            contexts: ContextMap) -> list[dict]:
+        """Add wrapper-call sites to INSTANCES; return the context records
+        spatch reported for the wrappers' callers."""
+        context_records: list[dict] = []
         found = [w for inst in instances if inst.kind not in PSEUDO_KINDS
                  for w in [find_wrappers(inst, facts, contexts)] if w]
         if not found:
-            return []
+            return context_records
         static = {(f.file, f.name) for f in facts.functions if f.static}
         mentions = files_mentioning(self.runner.tree,
                                     {n for w in found for n in w.locks + w.unlocks})
@@ -121,4 +109,6 @@ class WrapperAnalysis:
                                   env={"SEM2MUTEX_LOCK_WRAPPERS": ",".join(w.locks),
                                        "SEM2MUTEX_UNLOCK_WRAPPERS": ",".join(w.unlocks)})
             apply_wrapper_calls(by_id[w.instance_id], w, out.records)
-        return found
+            context_records += [r for r in out.records
+                                if r["kind"] in ("callback", "fndef", "fnstatic", "calls")]
+        return context_records

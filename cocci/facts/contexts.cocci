@@ -43,7 +43,7 @@ emit("fndef", p[0], name=fn)
 @fndef_static depends on report@
 identifier fn;
 type T;
-position p = {fndef.p};
+position p;
 @@
 static T fn@p(...) { ... }
 

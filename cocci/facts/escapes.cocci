@@ -39,26 +39,16 @@ def emit(kind, pos, **fields):
 	print(json.dumps(fields, sort_keys=True), flush=True)
 
 // --------------------------------------------------- passed to a function
-
-@to_call depends on report@
-identifier f;
-expression E;
-position p;
-@@
-f@p(..., &E, ...)
+// Each shape is its own rule: anchoring a rule on another rule's
+// positions makes spatch try every argument of every call again.
 
 @call_typed_field depends on report@
-position p = {to_call.p};
 identifier f, fld;
 type T;
 T *e;
-T e2;
+position p;
 @@
-(
 f@p(..., &e->fld, ...)
-|
-f@p(..., &e2.fld, ...)
-)
 
 @script:python depends on report@
 f << call_typed_field.f;
@@ -71,18 +61,14 @@ if f not in SEM_API and wanted(fld):
 	     container=T, field=fld)
 
 @call_field depends on report@
-position p = {to_call.p};
 identifier f, fld;
-expression e, i;
+expression e;
+position p;
 @@
 (
 f@p(..., &e->fld, ...)
 |
 f@p(..., &e.fld, ...)
-|
-f@p(..., &e->fld[i], ...)
-|
-f@p(..., &e.fld[i], ...)
 )
 
 @script:python depends on report@
@@ -94,10 +80,30 @@ if f not in SEM_API and wanted(fld):
 	emit("escape", p[0], via="call", callee=f, shape="field",
 	     container=None, field=fld)
 
+@call_field_element depends on report@
+identifier f, fld;
+expression e, i;
+position p;
+@@
+(
+f@p(..., &e->fld[i], ...)
+|
+f@p(..., &e.fld[i], ...)
+)
+
+@script:python depends on report@
+f << call_field_element.f;
+fld << call_field_element.fld;
+p << call_field_element.p;
+@@
+if f not in SEM_API and wanted(fld):
+	emit("escape", p[0], via="call", callee=f, shape="field",
+	     container=None, field=fld)
+
 @call_var depends on report@
-position p = {to_call.p};
 identifier f, x;
 expression i;
+position p;
 @@
 (
 f@p(..., &x, ...)

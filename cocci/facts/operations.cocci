@@ -63,7 +63,7 @@ emit("call", p[0], op=op, arg=X, count=N)
 // initializer; a bare SHAPE passed to a call is a pointer to a semaphore.
 
 @addr_ptr_field depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -81,7 +81,7 @@ p << addr_ptr_field.p;
 emit("shape", p[0], shape="field", addr=True, container=T, field=fld)
 
 @addr_field depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -99,7 +99,7 @@ p << addr_field.p;
 emit("shape", p[0], shape="field", addr=True, container=T, field=fld)
 
 @addr_nested_field depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -123,7 +123,7 @@ emit("shape", p[0], shape="field", addr=True, container=T,
      field=holder + "." + fld)
 
 @addr_untyped_field depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -143,7 +143,7 @@ p << addr_untyped_field.p;
 emit("shape", p[0], shape="field", addr=True, container=None, field=fld)
 
 @addr_field_element depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -168,7 +168,7 @@ emit("shape", p[0], shape="field_element", addr=True, container=None,
      field=fld)
 
 @addr_typed_field_element depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -188,7 +188,7 @@ emit("shape", p[0], shape="field_element", addr=True, container=T,
      field=fld)
 
 @addr_global depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -203,7 +203,7 @@ p << addr_global.p;
 emit("shape", p[0], shape="global", addr=True, name=G)
 
 @addr_local depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -218,7 +218,7 @@ p << addr_local.p;
 emit("shape", p[0], shape="local", addr=True, name=L)
 
 @addr_element depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -234,7 +234,7 @@ p << addr_element.p;
 emit("shape", p[0], shape="element", addr=True, name=x)
 
 @addr_any depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -250,7 +250,7 @@ emit("shape", p[0], shape="addr", addr=True)
 // A semaphore named without & : the static initializer's object, or a
 // pointer handed to a call.
 @bare_ptr_field depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -268,7 +268,7 @@ p << bare_ptr_field.p;
 emit("shape", p[0], shape="field", addr=False, container=T, field=fld)
 
 @bare_field depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -286,7 +286,7 @@ p << bare_field.p;
 emit("shape", p[0], shape="field", addr=False, container=T, field=fld)
 
 @bare_untyped_field depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -306,7 +306,7 @@ p << bare_untyped_field.p;
 emit("shape", p[0], shape="field", addr=False, container=None, field=fld)
 
 @bare_global depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -321,7 +321,7 @@ p << bare_global.p;
 emit("shape", p[0], shape="global", addr=False, name=G)
 
 @bare_local depends on report@
-position p = {call.p, counted_init.p};
+position p;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
@@ -342,7 +342,7 @@ identifier M;
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
-position p = {call.p, counted_init.p};
+position p;
 @@
 (
 #define M(...) <+... op@p(...) ...+>
