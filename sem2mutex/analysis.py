@@ -35,7 +35,7 @@ def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
     facts = FactCollector(runner).collect(files)
     instances = build_instances(facts)
     contexts = build_context_map(facts)
-    add_context_records(facts, WrapperAnalysis(runner).run(instances, facts, contexts))
+    add_context_records(facts, WrapperAnalysis(runner, progress).run(instances, facts, contexts))
     contexts = build_context_map(facts)
     if req.dirs:
         instances = [i for i in instances if touches_scope(i, req.dirs)]

@@ -27,9 +27,9 @@ from .paths import COCCI_DIR
 from .spatch import SpatchOutput, SpatchRunner, files_mentioning, identifiers_in
 
 FACTS_DIR = COCCI_DIR / "facts"
-PASS1_RULES = [FACTS_DIR / "declarations.cocci", FACTS_DIR / "operations.cocci"]
+PASS1_RULES = [FACTS_DIR / "declarations.cocci", FACTS_DIR / "calls.cocci"]
 PASS2_RULES = [FACTS_DIR / name for name in
-               ("pairing.cocci", "contexts.cocci", "escapes.cocci")]
+               ("call_targets.cocci", "pairing.cocci", "contexts.cocci", "escapes.cocci")]
 
 ANONYMOUS_PREFIXES = ("struct {", "union {", "struct  {", "union  {")
 
@@ -120,11 +120,11 @@ def field_candidates(shapes: list[dict]) -> tuple[tuple[str | None, str], ...]:
     return tuple(ordered)
 
 
-def target_of(op: str, arg: str, shapes: list[dict]) -> Target:
+def target_of(op: str, arg: str, by_address: bool, shapes: list[dict]) -> Target:
     object_is_bare = op == "__SEMAPHORE_INITIALIZER"
-    wanted = [s for s in shapes if s["addr"] != object_is_bare]
-    if not object_is_bare and not any(s["addr"] for s in shapes):
+    if not object_is_bare and not by_address:
         return Target("pointer", text=arg)
+    wanted = [s for s in shapes if s["addr"] != object_is_bare]
     for shape in ("field_element", "field"):
         matching = [s for s in wanted if s["shape"] == shape]
         if matching:
@@ -139,11 +139,12 @@ def target_of(op: str, arg: str, shapes: list[dict]) -> Target:
     return Target("unknown", text=arg)
 
 
-def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
+def api_calls(grouped: dict[str, list[dict]], shape_records: list[dict]) -> list[ApiCall]:
     shapes: dict[PosKey, list[dict]] = defaultdict(list)
-    for rec in grouped.get("shape", []):
+    for rec in shape_records:
         shapes[key(rec)].append(rec)
     macros = {key(rec): rec["macro"] for rec in grouped.get("in_macro", [])}
+    by_address = {key(rec) for rec in grouped.get("by_address", [])}
     calls = []
     seen: set[PosKey] = set()
     for rec in grouped.get("call", []):
@@ -151,7 +152,7 @@ def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
         if k in seen:
             continue
         seen.add(k)
-        target = target_of(rec["op"], rec["arg"], shapes[k])
+        target = target_of(rec["op"], rec["arg"], k in by_address, shapes[k])
         calls.append(ApiCall(position(rec), rec["op"], target, rec.get("count"),
                              macros.get(k), paired=True))
     return calls
@@ -230,18 +231,18 @@ class FactCollector:
         grouped1 = by_kind(pass1.records)
         facts.var_decls = var_decls(grouped1)
         facts.field_decls = field_decls(grouped1)
-        facts.calls = api_calls(grouped1)
+        facts.calls = api_calls(grouped1, [])
 
         pass2_files = files_with_facts(pass1.records) | set(pass1.parse_errors)
         pass2_files |= set(self.pointer_callers(facts))
         with tempfile.TemporaryDirectory(prefix="sem2mutex-names-") as tmp:
             names_file = Path(tmp) / "names.json"
             names_file.write_text(json.dumps(sorted(semaphore_names(facts))))
-            pass2 = self.runner.run("pairing, contexts and escapes", PASS2_RULES,
+            pass2 = self.runner.run("targets, pairing, contexts, escapes", PASS2_RULES,
                                     sorted(pass2_files),
                                     env={"SEM2MUTEX_NAMES": str(names_file)})
         grouped2 = by_kind(pass2.records)
-        facts.calls = with_pairing(facts.calls, grouped2)
+        facts.calls = with_pairing(api_calls(grouped1, grouped2.get("shape", [])), grouped2)
         facts.callbacks = callbacks(grouped2)
         facts.functions = functions(grouped2)
         facts.call_edges = call_edges(grouped2)

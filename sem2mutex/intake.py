@@ -7,10 +7,12 @@ everything about them.
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,9 +146,42 @@ def in_scope(rel: str, dirs: list[str]) -> bool:
     return not dirs or any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in dirs)
 
 
+def mentions_outside_comments(tree: Path, rel: str, patterns: list[re.Pattern]) -> list[bool]:
+    """Which PATTERNS occur in REL once the C preprocessor dropped its comments.
+
+    `up(` and `down(` are common words in comments; parsing every file
+    that only says "wake up (...)" would double spatch's work.  gcc's own
+    preprocessor (-fpreprocessed: no includes, no macro expansion) removes
+    the comments; a file it cannot process is kept whole.
+    """
+    done = subprocess.run(["gcc", "-x", "c", "-fpreprocessed", "-dD", "-E", "-P", rel],
+                          cwd=tree, capture_output=True, text=True, errors="replace")
+    if done.returncode != 0:
+        return [True] * len(patterns)
+    return [bool(p.search(done.stdout)) for p in patterns]
+
+
+def split_by_mentions(tree: Path, files: set[str]) -> tuple[set[str], set[str]]:
+    """(declaring, calling) among FILES, ignoring mentions in comments."""
+    patterns = [re.compile(grep_to_python(DECL_TOKENS)), re.compile(grep_to_python(CALL_TOKENS))]
+    ordered = sorted(files)
+    if shutil.which("gcc") is None:
+        found = {f: [True, True] for f in ordered}
+    else:
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            found = dict(zip(ordered, pool.map(
+                lambda f: mentions_outside_comments(tree, f, patterns), ordered)))
+    return ({f for f in ordered if found[f][0]}, {f for f in ordered if found[f][1]})
+
+
+def grep_to_python(ere: str) -> str:
+    return ere.replace("[[:space:]]", r"\s")
+
+
 def candidate_files(tree: KernelTree, dirs: list[str]) -> CandidateFiles:
-    declaring = {f for f in _grep(tree.path, DECL_TOKENS, tree.is_git) if is_kernel_source(f)}
-    calling = {f for f in _grep(tree.path, CALL_TOKENS, tree.is_git) if is_kernel_source(f)}
+    mentioning = {f for f in _grep(tree.path, f"{DECL_TOKENS}|{CALL_TOKENS}", tree.is_git)
+                  if is_kernel_source(f)}
+    declaring, calling = split_by_mentions(tree.path, mentioning)
     # Headers are read tree-wide so a scoped run still resolves struct
     # fields declared outside the scope.
     declaring = {f for f in declaring if in_scope(f, dirs) or f.endswith(".h")}

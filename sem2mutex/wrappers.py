@@ -10,12 +10,14 @@ time, over the files that mention the wrappers.
 from __future__ import annotations
 
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .contexts import ContextMap
 from .facts import FACTS_DIR, by_kind
 from .model import FactSet, Instance, Location, Site
+from .progress import Progress
 from .spatch import SpatchRunner, files_mentioning
 
 # contexts.cocci too: a wrapper's caller may sit in a file pass 2 never saw,
@@ -83,32 +85,51 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
     inst.sites.sort(key=lambda s: (s.location.file, s.location.line))
 
 
+def count_one(inst: Instance) -> bool:
+    """Only a semaphore every init sets to 1 can become a mutex."""
+    return bool(inst.inits) and all(i.count == 1 for i in inst.inits)
+
+
 @dataclass
 class WrapperAnalysis:
     runner: SpatchRunner
+    progress: Progress
 
     def run(self, instances: list[Instance], facts: FactSet,
             contexts: ContextMap) -> list[dict]:
         """Add wrapper-call sites to INSTANCES; return the context records
         spatch reported for the wrappers' callers."""
-        context_records: list[dict] = []
-        found = [w for inst in instances if inst.kind not in PSEUDO_KINDS
+        found = [w for inst in instances if inst.kind not in PSEUDO_KINDS and count_one(inst)
                  for w in [find_wrappers(inst, facts, contexts)] if w]
         if not found:
-            return context_records
+            return []
         static = {(f.file, f.name) for f in facts.functions if f.static}
         mentions = files_mentioning(self.runner.tree,
                                     {n for w in found for n in w.locks + w.unlocks})
         by_id = {inst.id: inst for inst in instances}
-        for w in found:
-            files: set[str] = set(w.files)
-            for name in w.locks + w.unlocks:
-                if not all((f, name) in static for f in w.files):
-                    files |= mentions.get(name, set())
-            out = self.runner.run(f"wrappers of {w.instance_id}", WRAPPER_RULES, sorted(files),
-                                  env={"SEM2MUTEX_LOCK_WRAPPERS": ",".join(w.locks),
-                                       "SEM2MUTEX_UNLOCK_WRAPPERS": ",".join(w.unlocks)})
-            apply_wrapper_calls(by_id[w.instance_id], w, out.records)
-            context_records += [r for r in out.records
-                                if r["kind"] in ("callback", "fndef", "fnstatic", "calls")]
+        # One spatch per semaphore (its wrapper names go in the environment),
+        # several semaphores at a time.
+        single = replace(self.runner, jobs=1, progress=Progress(quiet=True))
+        context_records: list[dict] = []
+        with ThreadPoolExecutor(max_workers=self.runner.jobs) as pool:
+            futures = {pool.submit(self.check_one, single, w, static, mentions): w for w in found}
+            for done, future in enumerate(as_completed(futures), 1):
+                w = futures[future]
+                records = future.result()
+                apply_wrapper_calls(by_id[w.instance_id], w, records)
+                context_records += [r for r in records
+                                    if r["kind"] in ("callback", "fndef", "fnstatic", "calls")]
+                self.progress.step(f"wrappers: {done}/{len(found)} semaphores")
         return context_records
+
+    @staticmethod
+    def check_one(runner: SpatchRunner, w: Wrappers, static: set[tuple[str, str]],
+                  mentions: dict[str, set[str]]) -> list[dict]:
+        files: set[str] = set(w.files)
+        for name in w.locks + w.unlocks:
+            if not all((f, name) in static for f in w.files):
+                files |= mentions.get(name, set())
+        out = runner.run("wrappers", WRAPPER_RULES, sorted(files),
+                         env={"SEM2MUTEX_LOCK_WRAPPERS": ",".join(w.locks),
+                              "SEM2MUTEX_UNLOCK_WRAPPERS": ",".join(w.unlocks)})
+        return out.records

@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/// Report every call of the semaphore API with what it acts on: the
-/// initialisers (sema_init(), the 2.6-era init_MUTEX() and
-/// init_MUTEX_LOCKED(), __SEMAPHORE_INITIALIZER()) with their count, and
-/// the operations down(), down_interruptible(), down_killable(),
-/// down_trylock(), down_timeout() and up() with their enclosing function.
-/// The argument is described structurally (variable, field of a typed
-/// struct, array element, pointer) so that sem2mutex can tie each call to
-/// one semaphore instance across the whole tree.  A call inside a macro
-/// body is reported with the macro's name.
+/// Describe what each semaphore API call acts on, structurally: a global
+/// or local variable, a field of a struct whose type spatch knows (or
+/// not), an array element, or a pointer.  sem2mutex ties each call to one
+/// semaphore instance of the whole tree with these shapes; calls.cocci
+/// reports the calls themselves.
 ///
 // Confidence: High
 // Copyright: (C) 2026 sem2mutex developers
@@ -25,38 +21,6 @@ def emit(kind, pos, **fields):
 	fields.update(kind=kind, file=pos.file, line=int(pos.line),
 		      col=int(pos.column), function=pos.current_element)
 	print(json.dumps(fields, sort_keys=True), flush=True)
-
-// --------------------------------------------------------------- calls
-
-@call depends on report@
-identifier op = {init_MUTEX, init_MUTEX_LOCKED, down, down_interruptible,
-		 down_killable, down_trylock, down_timeout, up};
-expression X;
-position p;
-@@
-op@p(X, ...)
-
-@script:python depends on report@
-op << call.op;
-X << call.X;
-p << call.p;
-@@
-emit("call", p[0], op=op, arg=X, count=None)
-
-@counted_init depends on report@
-identifier op = {sema_init, __SEMAPHORE_INITIALIZER};
-expression X, N;
-position p;
-@@
-op@p(X, N)
-
-@script:python depends on report@
-op << counted_init.op;
-X << counted_init.X;
-N << counted_init.N;
-p << counted_init.p;
-@@
-emit("call", p[0], op=op, arg=X, count=N)
 
 // ------------------------------------------------------- argument shapes
 // The semaphore object is &SHAPE for a call and SHAPE for the static
@@ -335,23 +299,3 @@ p << bare_local.p;
 @@
 emit("shape", p[0], shape="local", addr=False, name=L)
 
-// ---------------------------------------------------------------- macros
-
-@in_macro depends on report@
-identifier M;
-identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
-		 down_interruptible, down_killable, down_trylock,
-		 down_timeout, up, __SEMAPHORE_INITIALIZER};
-position p;
-@@
-(
-#define M(...) <+... op@p(...) ...+>
-|
-#define M <+... op@p(...) ...+>
-)
-
-@script:python depends on report@
-M << in_macro.M;
-p << in_macro.p;
-@@
-emit("in_macro", p[0], macro=M)

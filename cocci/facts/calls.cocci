@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// Report every call of the semaphore API: the initialisers (sema_init(),
+/// the 2.6-era init_MUTEX() and init_MUTEX_LOCKED(),
+/// __SEMAPHORE_INITIALIZER()) with their count, and the operations down(),
+/// down_interruptible(), down_killable(), down_trylock(), down_timeout()
+/// and up() with their enclosing function.  A call inside a macro body is
+/// reported with the macro's name.  call_targets.cocci describes what each
+/// call acts on.
+///
+// Confidence: High
+// Copyright: (C) 2026 sem2mutex developers
+// Options: --no-includes --include-headers
+// Keywords: semaphore, mutex, sem2mutex
+
+virtual report
+
+@initialize:python depends on report@
+@@
+import json
+
+
+def emit(kind, pos, **fields):
+	fields.update(kind=kind, file=pos.file, line=int(pos.line),
+		      col=int(pos.column), function=pos.current_element)
+	print(json.dumps(fields, sort_keys=True), flush=True)
+
+// --------------------------------------------------------------- calls
+
+@call depends on report@
+identifier op = {init_MUTEX, init_MUTEX_LOCKED, down, down_interruptible,
+		 down_killable, down_trylock, down_timeout, up};
+expression X;
+position p;
+@@
+op@p(X, ...)
+
+@script:python depends on report@
+op << call.op;
+X << call.X;
+p << call.p;
+@@
+emit("call", p[0], op=op, arg=X, count=None)
+
+@counted_init depends on report@
+identifier op = {sema_init, __SEMAPHORE_INITIALIZER};
+expression X, N;
+position p;
+@@
+op@p(X, N)
+
+@script:python depends on report@
+op << counted_init.op;
+X << counted_init.X;
+N << counted_init.N;
+p << counted_init.p;
+@@
+emit("call", p[0], op=op, arg=X, count=N)
+
+// A call on &something acts on a semaphore object; any other argument
+// is a pointer to one.
+@by_address depends on report@
+identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
+		 down_interruptible, down_killable, down_trylock,
+		 down_timeout, up};
+expression X;
+position p;
+@@
+op@p(&X, ...)
+
+@script:python depends on report@
+p << by_address.p;
+@@
+emit("by_address", p[0])
+
+// ---------------------------------------------------------------- macros
+
+@in_macro depends on report@
+identifier M;
+identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
+		 down_interruptible, down_killable, down_trylock,
+		 down_timeout, up, __SEMAPHORE_INITIALIZER};
+position p;
+@@
+(
+#define M(...) <+... op@p(...) ...+>
+|
+#define M <+... op@p(...) ...+>
+)
+
+@script:python depends on report@
+M << in_macro.M;
+p << in_macro.p;
+@@
+emit("in_macro", p[0], macro=M)
