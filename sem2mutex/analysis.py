@@ -14,7 +14,8 @@ from .model import Audit, KernelTree, Verdict
 from .progress import Progress
 from .resolve import build_instances
 from .spatch import SpatchRunner
-from .wrappers import WrapperAnalysis
+from .mentions import MentionCheck
+from .wrappers import WrapperAnalysis, count_one
 
 
 @dataclass
@@ -37,6 +38,8 @@ def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
     contexts = build_context_map(facts)
     add_context_records(facts, WrapperAnalysis(runner, progress).run(instances, facts, contexts))
     contexts = build_context_map(facts)
+    MentionCheck(req.spatch, req.tree.path, req.jobs).run(
+        [i for i in instances if count_one(i)])
     if req.dirs:
         instances = [i for i in instances if touches_scope(i, req.dirs)]
     classify_all(instances, contexts)

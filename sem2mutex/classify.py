@@ -26,6 +26,21 @@ OTHER_TASK_REASON = {"work": "work-item-release", "kthread": "kthread-release",
 INFORMATIONAL_NOTES = ("resolved-by-field-name",)
 
 
+def merge_by_code(reasons: list[Reason]) -> list[Reason]:
+    """One reason per code, details joined, locations merged."""
+    merged: dict[str, Reason] = {}
+    for r in reasons:
+        if r.code not in merged:
+            merged[r.code] = r
+            continue
+        m = merged[r.code]
+        detail = m.detail if r.detail in m.detail else f"{m.detail}; {r.detail}"
+        where = tuple(sorted(set(m.locations) | set(r.locations),
+                             key=lambda l: (l.file, l.line)))
+        merged[r.code] = Reason(r.code, detail, where)
+    return list(merged.values())
+
+
 def locs(items) -> tuple[Location, ...]:
     return tuple(sorted({i.location for i in items}, key=lambda l: (l.file, l.line)))
 
@@ -52,7 +67,7 @@ class Classifier:
             return SemClass.AMBIGUOUS, [Reason(
                 "unresolved-target", f"spatch could not tell which semaphore `{inst.name}` is",
                 locs(inst.sites + inst.inits))]
-        blocking = [n for n in inst.notes if n.code not in INFORMATIONAL_NOTES]
+        blocking = merge_by_code([n for n in inst.notes if n.code not in INFORMATIONAL_NOTES])
         hard = [n for n in blocking if n.code == "parse-failure"]
         count_class, count_reasons = self.by_count(inst)
         if count_class is not SemClass.MUTEX:
@@ -115,6 +130,7 @@ class Classifier:
             obstacles.append(Reason("macro-use", f"used inside macro(s) {names}; every "
                                     "expansion would need checking", locs(macros)))
         obstacles += self.pairing_obstacles(inst, releases)
+        obstacles += self.trylock_obstacles(inst)
         obstacles += self.context_obstacles(inst)
         if inst.escapes:
             where = "; ".join(sorted({f"{'passed to ' + e.callee + '()' if e.callee else 'stored'}"
@@ -142,6 +158,27 @@ class Classifier:
                     reasons.append(Reason(code, f"{site_text(s)} runs in another task: "
                                           f"{ev.describe()}", (s.location, ev.location)))
         return reasons
+
+    def trylock_obstacles(self, inst: Instance) -> list[Reason]:
+        """down_trylock() never sleeps: code that only trylocks may run in
+        atomic context, where mutex_trylock() is not allowed.  A function
+        that also takes the semaphore with a sleeping down() is process
+        context; otherwise all its callers must be visible."""
+        sleeping = {(s.location.file, s.function) for s in inst.sites
+                    if s.op in ("down", "down_interruptible", "down_killable", "lock-wrapper")}
+        risky = []
+        for s in inst.sites:
+            key = (s.location.file, s.function)
+            if s.op != "down_trylock" or key in sleeping:
+                continue
+            entry = self.contexts.entry_point_reaching(*key)
+            if entry:
+                risky.append((s, entry))
+        if not risky:
+            return []
+        detail = "; ".join(f"{site_text(s)} is reachable from {entry}(), which code this "
+                           "analysis cannot see may call in any context" for s, entry in risky)
+        return [Reason("trylock-context-unknown", detail, locs([s for s, _ in risky]))]
 
     def callback_slots(self, inst: Instance) -> set[str]:
         slots = set()

@@ -16,6 +16,13 @@ from .model import FactSet, Location
 ATOMIC_CONTEXTS = ("hardirq", "timer", "tasklet", "softirq")
 # Process contexts that are another task than the one that took the lock.
 OTHER_TASK_CONTEXTS = ("work", "kthread", "irq_thread")
+# Callback slots the kernel only calls from process context (system calls,
+# driver model, sysfs, module init): code reached only from these may sleep.
+PROCESS_CONTEXT_SLOTS = frozenset((
+    "open", "release", "read", "write", "read_iter", "write_iter", "unlocked_ioctl",
+    "compat_ioctl", "ioctl", "mmap", "llseek", "flush", "fsync", "poll", "probe",
+    "remove", "shutdown", "show", "store", "suspend", "resume", "freeze", "thaw",
+    "restore", "runtime_suspend", "runtime_resume", "prepare", "complete"))
 
 FunctionKey = tuple[str, str]  # (file, function)
 
@@ -37,9 +44,27 @@ class ContextEvidence:
 class ContextMap:
     by_function: dict[FunctionKey, list[ContextEvidence]] = field(
         default_factory=lambda: defaultdict(list))
+    # callers within the same file, and the functions that code this
+    # analysis does not see may call, in a context it does not know
+    callers: dict[FunctionKey, set[str]] = field(default_factory=lambda: defaultdict(set))
+    entry_points: set[FunctionKey] = field(default_factory=set)
 
     def of(self, file: str, function: str) -> list[ContextEvidence]:
         return self.by_function.get((file, function), [])
+
+    def entry_point_reaching(self, file: str, function: str) -> str | None:
+        """A function callable from unseen code that may lead to FUNCTION."""
+        seen = {function}
+        todo = [function]
+        while todo:
+            fn = todo.pop()
+            if (file, fn) in self.entry_points:
+                return fn
+            for caller in self.callers.get((file, fn), ()):
+                if caller not in seen:
+                    seen.add(caller)
+                    todo.append(caller)
+        return None
 
 
 def callback_targets(facts: FactSet) -> list[tuple[FunctionKey, str, str, Location]]:
@@ -67,7 +92,12 @@ def build_context_map(facts: FactSet) -> ContextMap:
     for edge in facts.call_edges:
         callees[(edge.file, edge.caller)].add(edge.callee)
     cmap = ContextMap()
+    for edge in facts.call_edges:
+        cmap.callers[(edge.file, edge.callee)].add(edge.caller)
+    cmap.entry_points = {(f.file, f.name) for f in facts.functions if not f.static}
     for (file, name), context, slot, loc in callback_targets(facts):
+        if not runs_in_known_context(context, slot):
+            cmap.entry_points.add((file, name))
         label = f"{context} ({slot})" if slot else context
         seen = {name}
         queue = deque([(name, (name,))])
@@ -79,6 +109,12 @@ def build_context_map(facts: FactSet) -> ContextMap:
                     seen.add(callee)
                     queue.append((callee, path + (callee,)))
     return cmap
+
+
+def runs_in_known_context(context: str, slot: str) -> bool:
+    if context == "ops":
+        return slot.rsplit(".", 1)[-1] in PROCESS_CONTEXT_SLOTS
+    return context != "pointer"
 
 
 def base_context(label: str) -> str:

@@ -24,7 +24,8 @@ from .intake import CandidateFiles
 from .model import (ApiCall, Callback, CallEdge, Escape, FactSet, FieldDecl, FunctionDef,
                     ParseFailure, Position, Target, VarDecl)
 from .paths import COCCI_DIR
-from .spatch import SpatchOutput, SpatchRunner, files_mentioning, identifiers_in
+from .spatch import (ParseError, SpatchOutput, SpatchRunner, files_mentioning,
+                     identifiers_by_line)
 
 FACTS_DIR = COCCI_DIR / "facts"
 PASS1_RULES = [FACTS_DIR / "declarations.cocci", FACTS_DIR / "calls.cocci"]
@@ -174,7 +175,13 @@ def files_with_facts(records: list[dict]) -> set[str]:
 
 def callbacks(grouped: dict[str, list[dict]]) -> list[Callback]:
     found = set()
+    # A registration the rules recognise (request_irq(), timer_setup(), ...)
+    # says more than the generic "its address is passed on".
+    specific = {(r["file"], r["line"], r["name"]) for r in grouped.get("callback", [])
+                if r["context"] != "pointer"}
     for rec in grouped.get("callback", []):
+        if rec["context"] == "pointer" and (rec["file"], rec["line"], rec["name"]) in specific:
+            continue
         slot = f'{rec["ops"]}.{rec["slot"]}' if rec.get("slot") else None
         found.add(Callback(position(rec), rec["name"], rec["context"], slot))
     return sorted(found, key=lambda c: (c.pos.file, c.pos.line, c.name))
@@ -259,15 +266,18 @@ class FactCollector:
         return sorted({f for files in mentions.values() for f in files})
 
     def parse_failures(self, *outputs: SpatchOutput) -> list[ParseFailure]:
-        merged: dict[str, list[str]] = defaultdict(list)
+        merged: dict[str, list[ParseError]] = defaultdict(list)
         for out in outputs:
-            for f, msgs in out.parse_errors.items():
-                for m in msgs:
-                    if m not in merged[f]:
-                        merged[f].append(m)
-        return [ParseFailure(f, "; ".join(msgs),
-                             identifiers_in(self.runner.spatch, self.runner.tree, f))
-                for f, msgs in sorted(merged.items())]
+            for f, errors in out.parse_errors.items():
+                merged[f] += [e for e in errors if e not in merged[f]]
+        failures = []
+        for f, errors in sorted(merged.items()):
+            tokens = identifiers_by_line(self.runner.spatch, self.runner.tree, f)
+            names = {name for line, name in tokens
+                     if any(e.first_line <= line <= e.last_line for e in errors)}
+            failures.append(ParseFailure(f, "; ".join(e.message for e in errors),
+                                         frozenset(names)))
+        return failures
 
 
 def add_context_records(facts: FactSet, records: list[dict]) -> None:

@@ -94,6 +94,28 @@ def visible_field_decls(decls: list[FieldDecl], file: str) -> list[FieldDecl]:
     return own or [d for d in decls if is_header(d.pos.file)]
 
 
+def shared_dirs(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1]):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def nearest_field_decls(decls: list[FieldDecl], file: str) -> list[FieldDecl]:
+    """Of the visible declarations, those in the headers closest to FILE.
+
+    A driver includes its own directory's headers far more often than a
+    header of another driver that happens to use the same field name.
+    """
+    visible = visible_field_decls(decls, file)
+    if not visible:
+        return []
+    best = max(shared_dirs(d.pos.file, file) for d in visible)
+    return [d for d in visible if shared_dirs(d.pos.file, file) == best]
+
+
 @dataclass
 class Resolution:
     instance_id: str | None
@@ -132,15 +154,17 @@ class Resolver:
             if decls:
                 return Resolution(field_instance_id(decls[0]))
         name = (target.field or "").split(".")[-1]
-        decls = visible_field_decls(self.index.by_field_name.get(name, []), pos.file)
-        ids = tuple(sorted({field_instance_id(d) for d in decls}))
+        named = self.index.by_field_name.get(name, [])
+        all_ids = {field_instance_id(d) for d in named}
+        ids = {field_instance_id(d) for d in nearest_field_decls(named, pos.file)}
         if len(ids) == 1:
+            (chosen,) = ids
             note = Reason("resolved-by-field-name",
-                          f"spatch could not type `{target.text}`; `{name}` is the only "
-                          f"semaphore field of that name visible here", (pos.location,))
-            return Resolution(ids[0], note)
-        suspects = tuple(sorted({field_instance_id(d) for d in self.index.by_field_name.get(name, [])}))
-        return Resolution(None, suspects=suspects)
+                          f"spatch could not type `{target.text}`; the nearest semaphore "
+                          f"field named `{name}` is {chosen}", (pos.location,))
+            # The other fields of that name cannot rule this call out.
+            return Resolution(chosen, note, suspects=tuple(sorted(all_ids - ids)))
+        return Resolution(None, suspects=tuple(sorted(all_ids)))
 
 
 @dataclass
@@ -202,12 +226,12 @@ def attach_calls(facts: FactSet, resolver: Resolver, table: InstanceTable) -> No
         else:
             inst = pseudo_instance(table, call.pos, call.target,
                                    function_of(call.pos, call.macro))
-            for suspect in res.suspects:
-                if suspect in table.by_id:
-                    table.by_id[suspect].notes.append(Reason(
-                        "possible-unresolved-use",
-                        f"`{call.target.text}` ({call.op}) may name this semaphore; spatch "
-                        f"could not tell which struct it belongs to", (call.pos.location,)))
+        for suspect in res.suspects:
+            if suspect in table.by_id:
+                table.by_id[suspect].notes.append(Reason(
+                    "possible-unresolved-use",
+                    f"`{call.target.text}` ({call.op}) may name this semaphore; spatch "
+                    f"could not tell which struct it belongs to", (call.pos.location,)))
         if res.note:
             inst.notes.append(res.note)
         attach_call(call, inst)
@@ -229,12 +253,11 @@ def attach_parse_failures(facts: FactSet, table: InstanceTable) -> None:
         for inst in table.by_id.values():
             visible = inst.kind not in ("static", "local", "pointer", "unresolved") \
                 or inst.file == failure.file
-            mentioned = inst.name.split(".")[-1] in failure.identifiers or inst.file == failure.file
-            if visible and mentioned:
+            if visible and inst.name.split(".")[-1] in failure.identifiers:
                 inst.notes.append(Reason(
                     "parse-failure",
-                    f"spatch could not parse all of {failure.file}, which mentions "
-                    f"`{inst.name}`: {failure.error}", (Location(failure.file, 0),)))
+                    f"spatch skipped code of {failure.file} that mentions "
+                    f"`{inst.name}`: {failure.error}", (Location(failure.file, 1),)))
 
 
 def build_instances(facts: FactSet) -> list[Instance]:

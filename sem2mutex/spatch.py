@@ -21,24 +21,37 @@ from pathlib import Path
 from .intake import is_kernel_source
 from .progress import Progress
 
-SPATCH_FLAGS = ["--no-includes", "--no-scanner", "--quiet", "--verbose-parsing",
-                "-D", "report"]
+# Not --quiet: the "HANDLING: file" lines tell which file a parse error
+# belongs to (the error itself may point into spatch's standard.h).
+SPATCH_FLAGS = ["--no-includes", "--no-scanner", "--verbose-parsing", "-D", "report"]
 
+HANDLING = re.compile(r"^HANDLING: (?P<file>\S+)\s*$", re.M)
+SYNC = re.compile(r"^ERROR-RECOV: found sync .*?line (?P<line>\d+)\s*$", re.M)
 PARSE_ERROR = re.compile(
     r'^parse error\s*\n\s*= File "(?P<file>[^"]+)", line (?P<line>\d+), column (?P<col>\d+)'
-    r'.*?\n\s*around = (?P<around>.*?)\n\s*whole content = (?P<content>[^\n]*)',
+    r'.*?\n\s*around = (?P<around>.*?)\n\s*whole content = (?P<content>[^\n]*)'
+    r'(?:\n\s*badcount: (?P<badcount>\d+))?',
     re.M | re.S)
-TIMEOUT = re.compile(r"^.*timeout.*?(?:for|on)?\s*file\s*(?P<file>\S+)", re.I | re.M)
+TIMEOUT = re.compile(r"timeout", re.I)
 
 
 class SpatchError(Exception):
     """spatch itself failed (bad SmPL, python error), not a C parse error."""
 
 
+@dataclass(frozen=True)
+class ParseError:
+    """A region of a file spatch skipped, as its error recovery reported it."""
+
+    message: str
+    first_line: int
+    last_line: int
+
+
 @dataclass
 class SpatchOutput:
     records: list[dict] = field(default_factory=list)
-    parse_errors: dict[str, list[str]] = field(default_factory=dict)  # file -> messages
+    parse_errors: dict[str, list[ParseError]] = field(default_factory=dict)
 
 
 def combine_rules(cocci_files: list[Path]) -> str:
@@ -70,12 +83,38 @@ def balanced_chunks(tree: Path, files: list[str], chunks: int) -> list[list[str]
     return [b for b in buckets if b]
 
 
-def parse_errors(stderr: str) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for m in PARSE_ERROR.finditer(stderr):
-        message = (f"parse error at line {m['line']}, column {m['col']}, "
-                   f"around {m['around'].strip().rstrip(',')}: {m['content'].strip()}")
-        found.setdefault(m["file"], []).append(message)
+def parse_errors(stderr: str) -> dict[str, list[ParseError]]:
+    """Skipped regions per file, from spatch's --verbose-parsing report.
+
+    spatch skips a top-level element it cannot parse and resyncs at a
+    later line; "badcount" is the number of lines it gave up on.
+    """
+    found: dict[str, list[ParseError]] = {}
+    marks = list(HANDLING.finditer(stderr))
+    for i, mark in enumerate(marks):
+        block = stderr[mark.end():marks[i + 1].start() if i + 1 < len(marks) else len(stderr)]
+        c_file = mark["file"]
+        if TIMEOUT.search(block) and "parse error" not in block:
+            found.setdefault(c_file, []).append(
+                ParseError("spatch timed out on this file", 1, 10**9))
+        for err in PARSE_ERROR.finditer(block):
+            syncs = [int(m["line"]) for m in SYNC.finditer(block, 0, err.start())]
+            bad = int(err["badcount"] or 1)
+            in_file = err["file"] == c_file
+            if syncs:
+                last = syncs[-1]
+            else:
+                last = int(err["line"]) if in_file else 10**9
+            first = max(1, last - bad - 1)
+            if in_file:
+                first = min(first, int(err["line"]))
+            where = f"line {err['line']}" if in_file else f"{err['file']}:{err['line']}"
+            message = (f"lines {first}-{last} skipped: parse error at {where}, "
+                       f"around {err['around'].strip().rstrip(',')}: {err['content'].strip()}")
+            regions = found.setdefault(c_file, [])
+            error = ParseError(message, first, last)
+            if error not in regions:
+                regions.append(error)
     return found
 
 
@@ -112,7 +151,7 @@ class SpatchRunner:
         return output
 
     def _run_chunk(self, program: Path, chunk: list[str], tmp: Path, index: int,
-                   env: dict[str, str] | None) -> tuple[list[dict], dict[str, list[str]]]:
+                   env: dict[str, str] | None) -> tuple[list[dict], dict[str, list[ParseError]]]:
         groups = tmp / f"groups-{index}.txt"
         groups.write_text("".join(f"{name}\n\n" for name in chunk))
         cmd = [str(self.spatch), *SPATCH_FLAGS, "--timeout", str(self.timeout_per_file),
@@ -126,22 +165,22 @@ class SpatchRunner:
         for line in done.stdout.splitlines():
             if line.startswith("{"):
                 records.append(json.loads(line))
-        errors = parse_errors(done.stderr)
-        for m in TIMEOUT.finditer(done.stderr):
-            errors.setdefault(m["file"], []).append("spatch timed out on this file")
-        return records, errors
+        return records, parse_errors(done.stderr)
 
 
-def identifiers_in(spatch: Path, tree: Path, rel: str) -> frozenset[str]:
-    """The identifiers of a file as Coccinelle's own lexer sees them.
+TOKEN_IDENTIFIER = re.compile(
+    r'^Tag\d+ \(\("(?P<name>[A-Za-z_][A-Za-z0-9_]*)", \(\(\("[^"]*", \d+, (?P<line>\d+), ', re.M)
 
-    Used for files spatch could not parse: every semaphore named in such a
-    file is suspect, and the lexer still works where the parser gave up.
+
+def identifiers_by_line(spatch: Path, tree: Path, rel: str) -> list[tuple[int, str]]:
+    """(line, identifier) for a file, as Coccinelle's own lexer sees it.
+
+    Used where the parser gave up: the lexer still tells which names the
+    skipped lines mention.
     """
     done = subprocess.run([str(spatch), "--tokens-c", rel], cwd=tree,
                           capture_output=True, text=True)
-    # Identifier tokens print as: Tag13 (("name", ((("name", pos, line, col, file)) ...
-    return frozenset(re.findall(r'^Tag\d+ \(\("([A-Za-z_][A-Za-z0-9_]*)", \(\(\(', done.stdout, re.M))
+    return [(int(m["line"]), m["name"]) for m in TOKEN_IDENTIFIER.finditer(done.stderr)]
 
 
 def files_mentioning(tree: Path, names: set[str]) -> dict[str, set[str]]:

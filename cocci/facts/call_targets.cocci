@@ -35,7 +35,11 @@ identifier fld;
 type T;
 T *e;
 @@
+(
 op@p(&e->fld, ...)
+|
+op@p(&(e->fld), ...)
+)
 
 @script:python depends on report@
 T << addr_ptr_field.T;
@@ -98,6 +102,10 @@ expression e;
 op@p(&e->fld, ...)
 |
 op@p(&e.fld, ...)
+|
+op@p(&(e->fld), ...)
+|
+op@p(&(e.fld), ...)
 )
 
 @script:python depends on report@

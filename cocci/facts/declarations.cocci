@@ -222,6 +222,54 @@ p << sem_field.p;
 @@
 emit("field", p[0], container=T, field=fld, outer=None)
 
+// A struct defined together with a variable: static struct foo { ... } foo;
+@sem_field_with_var depends on report@
+type T;
+identifier fld, x;
+expression N;
+position p;
+@@
+T {
+  ...
+(
+  struct semaphore fld@p;
+|
+  struct semaphore fld@p[N];
+)
+  ...
+} x;
+
+@script:python depends on report@
+T << sem_field_with_var.T;
+fld << sem_field_with_var.fld;
+p << sem_field_with_var.p;
+@@
+emit("field", p[0], container=T, field=fld, outer=None)
+
+// An anonymous struct variable: static struct { ... } hwa742;
+@anonymous_struct_field depends on report@
+identifier fld, x;
+expression N;
+position p;
+@@
+struct {
+  ...
+(
+  struct semaphore fld@p;
+|
+  struct semaphore fld@p[N];
+)
+  ...
+} x;
+
+@script:python depends on report@
+x << anonymous_struct_field.x;
+fld << anonymous_struct_field.fld;
+p << anonymous_struct_field.p;
+@@
+emit("field", p[0], container="anonymous struct of " + x, field=fld,
+     outer=None)
+
 @nested_field depends on report@
 type T;
 identifier fld, holder;

@@ -1,0 +1,92 @@
+"""A last check before a semaphore is called a mutex: every mention of
+its name must be one of the facts the analysis understood.
+
+The fact rules match the forms they know (API calls, declarations,
+`&x` escapes).  Anything else that names the semaphore (an alias
+attribute, sizeof, a struct copy, a use spatch did not parse) could
+break the conversion, so it blocks the `mutex` class.  Coccinelle's own
+lexer (`spatch --tokens-c`) lists the identifiers; no C is parsed here.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from .model import Instance, Location, Reason
+
+IDENTIFIER = re.compile(r'^Tag\d+ \(\("(?P<text>[A-Za-z_][A-Za-z0-9_]*)", \(\(\("(?P=text)", '
+                        r'\d+, (?P<line>\d+), (?P<col>\d+),', re.M)
+PUNCTUATION = re.compile(r'^Tag\d+ \(\(\(\("(?P<text>->|\.)", \d+, (?P<line>\d+), '
+                         r'(?P<col>\d+),', re.M)
+VARIABLE_KINDS = ("global", "static", "local", "array")
+FIELD_KINDS = ("field", "field-array")
+
+
+@dataclass(frozen=True)
+class Mention:
+    line: int
+    name: str
+    member: bool  # follows `.` or `->`
+
+
+def mentions_in(spatch: Path, tree: Path, rel: str) -> list[Mention]:
+    done = subprocess.run([str(spatch), "--tokens-c", rel], cwd=tree,
+                          capture_output=True, text=True)
+    tokens = sorted(
+        [(int(m["line"]), int(m["col"]), m["text"], True) for m in IDENTIFIER.finditer(done.stderr)]
+        + [(int(m["line"]), int(m["col"]), m["text"], False)
+           for m in PUNCTUATION.finditer(done.stderr)])
+    mentions = []
+    for i, (line, _col, text, is_ident) in enumerate(tokens):
+        if is_ident:
+            prev = tokens[i - 1] if i else None
+            member = bool(prev and not prev[3] and prev[0] == line)
+            mentions.append(Mention(line, text, member))
+    return mentions
+
+
+def explained_lines(inst: Instance) -> set[Location]:
+    return ({d for d in inst.decls} | {i.location for i in inst.inits}
+            | {s.location for s in inst.sites} | {e.pos.location for e in inst.escapes})
+
+
+def files_of(inst: Instance) -> set[str]:
+    if inst.kind in ("static", "local"):
+        return {inst.file}
+    return {loc.file for loc in explained_lines(inst)}
+
+
+def unexplained(inst: Instance, mentions: dict[str, list[Mention]]) -> list[Location]:
+    name = inst.name.split(".")[-1]
+    want_member = inst.kind in FIELD_KINDS
+    known = explained_lines(inst)
+    found = []
+    for f in sorted(files_of(inst)):
+        for m in mentions.get(f, []):
+            if m.name == name and m.member == want_member and Location(f, m.line) not in known:
+                found.append(Location(f, m.line))
+    return found
+
+
+@dataclass
+class MentionCheck:
+    spatch: Path
+    tree: Path
+    jobs: int
+
+    def run(self, candidates: list[Instance]) -> None:
+        checked = [i for i in candidates if i.kind in VARIABLE_KINDS + FIELD_KINDS]
+        files = sorted({f for inst in checked for f in files_of(inst)})
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            mentions = dict(zip(files, pool.map(
+                lambda f: mentions_in(self.spatch, self.tree, f), files)))
+        for inst in checked:
+            where = unexplained(inst, mentions)
+            if where:
+                inst.notes.append(Reason(
+                    "unexplained-use", f"`{inst.name}` is named where the analysis saw no "
+                    "API call, declaration or escape (an alias, sizeof, a copy, a macro "
+                    "argument...): " + ", ".join(str(l) for l in where[:8]), tuple(where)))

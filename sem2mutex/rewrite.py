@@ -1,0 +1,795 @@
+"""The rewrite stage: apply the classification to the C code with spatch.
+
+    audit instances -> plan_rewrite() -> RewritePlan -> apply_rewrite() -> RewriteResult
+
+``plan_rewrite`` is pure: it decides, for every instance, whether it becomes
+a ``struct mutex`` or moves to the renamed counting API, and lists every
+position to change (file, line, operation, and for a declaration the name
+declared).  ``apply_rewrite`` hands those positions to the semantic patches
+in ``cocci/rewrite/`` through a JSON plan file, so spatch changes exactly
+the calls and declarations the audit found, then checks with
+``rewrite_state.cocci`` that every planned position was rewritten.
+
+Positions are lines because the audit's sites carry lines only.  Two
+instances with the same operation on one line cannot be told apart that
+way; ``plan_rewrite`` finds such clashes and keeps the mutex instance
+involved a semaphore (the counting API keeps the semantics whatever the
+instance), which is always safe.
+
+A mutex conversion is all or nothing: a ``struct mutex`` with one ``down()``
+left on it does not build.  So when spatch leaves any position of a mutex
+instance unconverted, the files are restored and that instance is moved to
+the counting API instead; the result says so and why.
+
+The only edit that adds a line is ``#include <linux/mutex.h>``.  The plan
+records every line added (``RewritePlan.added_lines``) so that later calls
+with the same plan, for instance one per subsystem on one scratch tree, or
+a second run on a tree already rewritten, still find their positions.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .model import Instance, Location, SemClass
+from .paths import COCCI_DIR
+from .spatch import combine_rules, parse_errors
+
+MUTEX = "mutex"
+COUNTING = "counting"
+
+# The op of an edit that changes a declaration's type.
+DECLARATION = "declaration"
+
+REWRITE_DIR = COCCI_DIR / "rewrite"
+TRANSFORM_COCCI = [
+    REWRITE_DIR / "mutex_declarations.cocci",
+    REWRITE_DIR / "mutex_initialisers.cocci",
+    REWRITE_DIR / "mutex_operations.cocci",
+    REWRITE_DIR / "mutex_trylock.cocci",
+    REWRITE_DIR / "counting_rename.cocci",
+]
+INCLUDE_COCCI = [REWRITE_DIR / "mutex_include.cocci"]
+STATE_COCCI = [REWRITE_DIR / "rewrite_state.cocci"]
+
+# What each old spelling becomes (the design notes' API mapping table).
+MUTEX_CALLS = {
+    "down": "mutex_lock",
+    "down_interruptible": "mutex_lock_interruptible",
+    "down_killable": "mutex_lock_killable",
+    "down_trylock": "mutex_trylock",
+    "up": "mutex_unlock",
+}
+MUTEX_INITIALISERS = {
+    "sema_init": "mutex_init",
+    "__SEMAPHORE_INITIALIZER": "__MUTEX_INITIALIZER",
+    "DEFINE_SEMAPHORE": "DEFINE_MUTEX",
+}
+COUNTING_CALLS = {
+    "down": "down_sem",
+    "down_interruptible": "down_sem_interruptible",
+    "down_killable": "down_sem_killable",
+    "down_trylock": "down_sem_trylock",
+    "down_timeout": "down_sem_timeout",
+    "up": "up_sem",
+}
+SEMAPHORE_TYPE = "struct semaphore"
+MUTEX_TYPE = "struct mutex"
+WRAPPER_OPS = ("lock-wrapper", "unlock-wrapper")
+
+# How mutex_trylock.cocci rewrote a down_trylock(), by rule name.
+TRYLOCK_FORMS = {
+    "unused_result": "down_trylock(E); -> mutex_trylock(E);",
+    "negated": "!down_trylock(E) -> mutex_trylock(E)",
+    "compared_equal_zero": "down_trylock(E) == 0 -> mutex_trylock(E)",
+    "compared_not_zero": "down_trylock(E) != 0 -> !mutex_trylock(E)",
+    "value": "down_trylock(E) -> !mutex_trylock(E)",
+}
+
+SPATCH_FLAGS = ["--no-includes", "--no-scanner", "--include-headers",
+                "--quiet", "--verbose-parsing"]
+SPATCH_TIMEOUT_SECONDS = 120
+
+
+class RewriteError(RuntimeError):
+    """spatch itself failed (bad SmPL, a python error), not a C problem."""
+
+
+# --------------------------------------------------------------------------
+# The plan
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One position to rewrite: a declaration, an initialiser or a call."""
+
+    instance: str
+    file: str  # relative to the tree
+    line: int
+    op: str  # "declaration", DEFINE_SEMAPHORE, sema_init, ..., down, ..., up
+    to: str  # MUTEX or COUNTING
+    name: str | None = None  # the name declared, for declarations
+    macro: str | None = None  # the macro whose body holds the call
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return (self.file, self.line, self.op)
+
+    @property
+    def location(self) -> Location:
+        return Location(self.file, self.line)
+
+    @property
+    def old(self) -> str:
+        """The spelling rewrite_state.cocci reports before the rewrite."""
+        return SEMAPHORE_TYPE if self.op == DECLARATION else self.op
+
+    @property
+    def new(self) -> str:
+        """The spelling rewrite_state.cocci reports after the rewrite."""
+        if self.op == DECLARATION:
+            return MUTEX_TYPE
+        if self.to == MUTEX:
+            return {**MUTEX_CALLS, **MUTEX_INITIALISERS}[self.op]
+        return COUNTING_CALLS[self.op]
+
+    def describe(self) -> str:
+        named = f" {self.name}" if self.name else ""
+        return f"{self.file}:{self.line} {self.old}{named} -> {self.new}"
+
+
+@dataclass
+class RewritePlan:
+    edits: list[Edit]  # positions as the audit found them
+    targets: dict[str, str]  # instance id -> MUTEX or COUNTING
+    # mutex-class instances kept as semaphores, and why
+    demoted: dict[str, list[str]] = field(default_factory=dict)
+    # file -> lines (numbered as in the audit) after which apply_rewrite
+    # added a line: every position below one of them moved down one line
+    added_lines: dict[str, list[int]] = field(default_factory=dict)
+
+    def for_instances(self, ids: set[str]) -> RewritePlan:
+        """The part of the plan for IDS; it shares added_lines with this one."""
+        return RewritePlan(
+            edits=[e for e in self.edits if e.instance in ids],
+            targets={i: t for i, t in self.targets.items() if i in ids},
+            demoted={i: r for i, r in self.demoted.items() if i in ids},
+            added_lines=self.added_lines)
+
+    def current_line(self, file: str, line: int) -> int:
+        """Where an audit line of FILE is now, after the lines added."""
+        return line + sum(1 for after in self.added_lines.get(file, []) if after < line)
+
+    def audit_line(self, file: str, current: int) -> int:
+        """The inverse of current_line, for a line that existed in the audit."""
+        line = current
+        while self.current_line(file, line) > current:
+            line -= 1
+        return line
+
+    def current_edits(self) -> list[Edit]:
+        return [replace(e, line=self.current_line(e.file, e.line)) for e in self.edits]
+
+    def files(self) -> list[str]:
+        return sorted({e.file for e in self.edits})
+
+
+def mutex_obstacles(inst: Instance) -> list[str]:
+    """Why a mutex-class instance cannot be rewritten to struct mutex."""
+    problems = []
+    if inst.kind in ("pointer", "unresolved"):
+        problems.append(f"a {inst.kind} instance has no declaration to turn into "
+                        "struct mutex")
+    if not inst.decls:
+        problems.append("no declaration found to turn into struct mutex")
+    if not inst.inits:
+        problems.append("no initialiser found: a struct mutex needs mutex_init() "
+                        "or DEFINE_MUTEX()")
+    for init in inst.inits:
+        if init.op not in MUTEX_INITIALISERS:
+            problems.append(f"{init.op}() at {init.location} has no mutex rewrite")
+        elif init.count != 1:
+            problems.append(f"{init.op}() at {init.location} sets the count to "
+                            f"{init.count_text}, not 1")
+    for site in inst.sites:
+        if site.op in WRAPPER_OPS:
+            continue
+        if site.macro:
+            problems.append(f"{site.op}() at {site.location} is inside macro "
+                            f"{site.macro}: a macro site never makes a mutex")
+        elif site.op not in MUTEX_CALLS:
+            problems.append(f"{site.op}() at {site.location} has no mutex equivalent")
+    return problems
+
+
+def declared_name(inst: Instance) -> str:
+    """The identifier a declaration of INST declares (cmd.poll_sem -> poll_sem)."""
+    return inst.name.split(".")[-1]
+
+
+def edits_for(inst: Instance, target: str) -> list[Edit]:
+    """Every position of INST to rewrite when it becomes TARGET."""
+    edits: list[Edit] = []
+    if target == MUTEX:
+        defines = {i.location for i in inst.inits if i.op == "DEFINE_SEMAPHORE"}
+        # DEFINE_SEMAPHORE(x) declares and initialises in one: one edit.
+        edits += [Edit(inst.id, d.file, d.line, DECLARATION, MUTEX, declared_name(inst))
+                  for d in inst.decls if d not in defines]
+        edits += [Edit(inst.id, i.location.file, i.location.line, i.op, MUTEX,
+                       declared_name(inst) if i.op == "DEFINE_SEMAPHORE" else None)
+                  for i in inst.inits]
+        calls = MUTEX_CALLS
+    else:
+        calls = COUNTING_CALLS
+    # Wrapper calls (op lock-wrapper/unlock-wrapper) are not API calls: the
+    # down()/up() inside the wrapper is a site of its own.
+    edits += [Edit(inst.id, s.location.file, s.location.line, s.op, target, None, s.macro)
+              for s in inst.sites if s.op in calls]
+    return list(dict.fromkeys(edits))  # two calls on one line: one edit
+
+
+def clashes(edits: list[Edit], kept_declarations: dict[Location, set[str]]
+            ) -> dict[str, list[str]]:
+    """Mutex instances whose positions cannot be told apart from another's.
+
+    The same (file, line, op) with a different target, or a declaration line
+    that also declares an instance staying a semaphore (struct semaphore
+    a, b;), cannot be rewritten for one instance only.
+    """
+    by_key: dict[tuple[str, int, str], list[Edit]] = defaultdict(list)
+    for e in edits:
+        by_key[e.key].append(e)
+    found: dict[str, list[str]] = defaultdict(list)
+    for (file, line, op), group in by_key.items():
+        if len({e.to for e in group}) > 1:
+            everyone = {e.instance for e in group}
+            for e in group:
+                if e.to == MUTEX:
+                    found[e.instance].append(
+                        f"{op} at {file}:{line} is shared with "
+                        f"{', '.join(sorted(everyone - {e.instance}))}, which stays a "
+                        "semaphore: rewrite positions are lines")
+    for e in edits:
+        if e.to == MUTEX and e.op == DECLARATION:
+            stay = kept_declarations.get(e.location, set()) - {e.instance}
+            if stay:
+                found[e.instance].append(
+                    f"declared at {e.location} together with {', '.join(sorted(stay))}, "
+                    "which stays a semaphore")
+    return found
+
+
+def plan_rewrite(instances: list[Instance]) -> RewritePlan:
+    """What to change where, for every instance of an audit.  Pure."""
+    targets: dict[str, str] = {}
+    demoted: dict[str, list[str]] = {}
+    for inst in instances:
+        problems = mutex_obstacles(inst) if inst.sem_class == SemClass.MUTEX else []
+        targets[inst.id] = MUTEX if inst.sem_class == SemClass.MUTEX and not problems \
+            else COUNTING
+        if problems:
+            demoted[inst.id] = problems
+    while True:
+        edits = [e for inst in instances for e in edits_for(inst, targets[inst.id])]
+        kept: dict[Location, set[str]] = defaultdict(set)
+        for inst in instances:
+            if targets[inst.id] == COUNTING:
+                for d in inst.decls:
+                    kept[d].add(inst.id)
+        found = clashes(edits, kept)
+        if not found:
+            break
+        # Demoting only turns mutex edits into counting ones, so this ends.
+        for iid, why in found.items():
+            targets[iid] = COUNTING
+            demoted.setdefault(iid, []).extend(why)
+    edits.sort(key=lambda e: (e.file, e.line, e.op, e.instance))
+    return RewritePlan(edits=edits, targets=targets, demoted=demoted)
+
+
+def demote(plan: RewritePlan, why: dict[str, list[str]]) -> RewritePlan:
+    """The same plan with the instances of WHY moved from mutex to counting."""
+    edits = []
+    for e in plan.edits:
+        if e.instance not in why:
+            edits.append(e)
+        elif e.op in COUNTING_CALLS:
+            edits.append(replace(e, to=COUNTING, name=None))
+    demoted = {k: list(v) for k, v in plan.demoted.items()}
+    for iid, reasons in why.items():
+        demoted.setdefault(iid, []).extend(reasons)
+    targets = {i: (COUNTING if i in why else t) for i, t in plan.targets.items()}
+    return RewritePlan(edits=edits, targets=targets, demoted=demoted,
+                       added_lines=plan.added_lines)
+
+
+# --------------------------------------------------------------------------
+# The result
+
+
+CONVERTED = "converted"
+ALREADY = "already-converted"
+NOT_CONVERTED = "not-converted"
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    edit: Edit  # at its line in the tree as it is now
+    status: str  # CONVERTED, ALREADY or NOT_CONVERTED
+    form: str = ""  # how it was rewritten (the rule; the trylock form)
+    why: str = ""  # for NOT_CONVERTED
+
+
+@dataclass
+class InstanceRewrite:
+    instance: str
+    target: str  # what it became: MUTEX or COUNTING
+    demoted: list[str]  # why a mutex-class instance stayed a semaphore
+    outcomes: list[EditOutcome]
+
+    def with_status(self, status: str) -> list[EditOutcome]:
+        return [o for o in self.outcomes if o.status == status]
+
+
+ADDED = "added"
+PRESENT = "present"
+NOT_ADDED = "not-added"
+
+
+@dataclass(frozen=True)
+class IncludeOutcome:
+    file: str
+    status: str  # ADDED, PRESENT or NOT_ADDED
+    line: int | None = None  # where #include <linux/mutex.h> is now
+    why: str = ""
+
+
+@dataclass
+class RewriteResult:
+    files_changed: list[str]
+    instances: list[InstanceRewrite]
+    includes: list[IncludeOutcome]
+    parse_errors: dict[str, list[str]] = field(default_factory=dict)
+    # lines spatch changed that no edit planned: must stay empty
+    unplanned_changes: list[Location] = field(default_factory=list)
+
+    @property
+    def nothing_to_do(self) -> bool:
+        """True when the tree already carried every planned change."""
+        return (not self.files_changed
+                and all(o.status == ALREADY for i in self.instances for o in i.outcomes)
+                and all(inc.status == PRESENT for inc in self.includes))
+
+    def not_converted(self) -> list[EditOutcome]:
+        return [o for i in self.instances for o in i.with_status(NOT_CONVERTED)]
+
+    def summary(self) -> str:
+        if not any(i.outcomes for i in self.instances):
+            return "nothing to rewrite: the plan has no position to change"
+        if self.nothing_to_do:
+            return ("nothing to do: every planned position of the "
+                    f"{len(self.instances)} instances is already rewritten")
+        count: dict[str, int] = defaultdict(int)
+        for inst in self.instances:
+            for o in inst.outcomes:
+                count[o.status] += 1
+        mutexes = sum(1 for i in self.instances if i.target == MUTEX)
+        added = sum(1 for inc in self.includes if inc.status == ADDED)
+        lines = [f"{len(self.instances)} instances ({mutexes} to struct mutex): "
+                 f"{count[CONVERTED]} positions rewritten, {count[ALREADY]} already "
+                 f"rewritten, {count[NOT_CONVERTED]} not converted; "
+                 f"{len(self.files_changed)} files changed, {added} <linux/mutex.h> "
+                 "includes added"]
+        for inst in self.instances:
+            for why in inst.demoted:
+                lines.append(f"  {inst.instance} stays a semaphore: {why}")
+        for o in self.not_converted():
+            lines.append(f"  not converted: {o.edit.describe()} ({o.edit.instance}): "
+                         f"{o.why}")
+        for inc in self.includes:
+            if inc.status == NOT_ADDED:
+                lines.append(f"  <linux/mutex.h> not added to {inc.file}: {inc.why}")
+        for loc in self.unplanned_changes:
+            lines.append(f"  unplanned change at {loc}")
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# Running spatch
+
+
+@dataclass
+class SpatchRun:
+    records: list[dict]
+    parse_errors: dict[str, list[str]]  # absolute file -> messages
+
+
+def run_spatch(spatch: Path, cocci: list[Path], virtual: str, files: list[Path],
+               jobs: int, env: dict[str, str] | None = None,
+               in_place: bool = False) -> SpatchRun:
+    """Run the rules on explicit files, one file per group, from a neutral cwd.
+
+    A neutral directory keeps a kernel tree's .cocciconfig (--use-gitgrep)
+    out, --no-scanner stops spatch choosing files itself, and one group per
+    file keeps one file's trouble out of another's.
+    """
+    if not files:
+        return SpatchRun([], {})
+    with tempfile.TemporaryDirectory(prefix="sem2mutex-rewrite-") as neutral:
+        program = Path(neutral) / "rules.cocci"
+        program.write_text(combine_rules(cocci))
+        groups = Path(neutral) / "groups"
+        groups.write_text("".join(f"{f}\n\n" for f in files))
+        args = [str(spatch), *SPATCH_FLAGS, "--timeout", str(SPATCH_TIMEOUT_SECONDS),
+                "--sp-file", str(program), "-D", virtual,
+                "--jobs", str(max(1, min(jobs, len(files)))), "--file-groups", str(groups)]
+        if in_place:
+            args.append("--in-place")
+        done = subprocess.run(args, cwd=neutral, capture_output=True, text=True,
+                              env=dict(os.environ, **(env or {})), check=False)
+    if done.returncode != 0 or "Traceback" in done.stderr \
+            or "Error in python" in done.stderr:
+        tail = "\n".join(done.stderr.strip().splitlines()[-8:])
+        raise RewriteError(f"spatch ({virtual}, {len(files)} files) exited "
+                           f"{done.returncode}: {tail}")
+    # With --in-place spatch still prints its diff; the rules print JSON.
+    records = [json.loads(line) for line in done.stdout.splitlines()
+               if line.startswith("{")]
+    errors = parse_errors(done.stderr)
+    for line in done.stderr.splitlines():
+        if "timeout" in line.lower():
+            for f in files:
+                if str(f) in line:
+                    errors.setdefault(str(f), []).append("spatch timed out on this file")
+    return SpatchRun(records, errors)
+
+
+# --------------------------------------------------------------------------
+# What the files hold, as rewrite_state.cocci reports it
+
+
+@dataclass
+class FileState:
+    # line -> (spelling, declared name or None): calls, declarations, defines
+    spellings: dict[int, list[tuple[str, str | None]]] = field(
+        default_factory=lambda: defaultdict(list))
+    includes: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+    def has(self, line: int, spelling: str, name: str | None = None) -> bool:
+        return any(s == spelling and (name is None or n == name)
+                   for s, n in self.spellings.get(line, []))
+
+    def mutex_header_line(self) -> int | None:
+        lines = [n for n, styles in self.includes.items() if "mutex" in styles]
+        return min(lines) if lines else None
+
+
+@dataclass
+class TreeState:
+    files: dict[str, FileState]
+    parse_errors: dict[str, list[str]]  # relative file -> messages
+
+
+def read_state(tree: Path, files: list[str], spatch: Path, jobs: int) -> TreeState:
+    run = run_spatch(spatch, STATE_COCCI, "report", [tree / f for f in files], jobs)
+    states: dict[str, FileState] = {f: FileState() for f in files}
+    for r in run.records:
+        st = states.setdefault(os.path.relpath(r["file"], tree), FileState())
+        if r["kind"] == "call":
+            st.spellings[r["line"]].append((r["name"], None))
+        elif r["kind"] == "declaration":
+            st.spellings[r["line"]].append((r["type"], r["name"]))
+        elif r["kind"] == "define":
+            st.spellings[r["line"]].append((r["macro"], r["name"]))
+        elif r["kind"] == "include":
+            st.includes[r["line"]].add(r["style"])
+    errors = {os.path.relpath(f, tree): m for f, m in run.parse_errors.items()}
+    return TreeState(states, errors)
+
+
+def is_rewritten(edit: Edit, state: FileState) -> bool:
+    return state.has(edit.line, edit.new, edit.name) \
+        and not state.has(edit.line, edit.old, edit.name)
+
+
+def still_old(edit: Edit, state: FileState) -> bool:
+    return state.has(edit.line, edit.old, edit.name)
+
+
+def rewritten_below_include(edit: Edit, state: FileState) -> bool:
+    """Rewritten, one line down, under a <linux/mutex.h> include: a tree that
+    already carries the rewrite, planned from the audit of the tree before."""
+    header = state.mutex_header_line()
+    return (header is not None and header <= edit.line
+            and not still_old(edit, state)
+            and is_rewritten(replace(edit, line=edit.line + 1), state))
+
+
+def missing_why(edit: Edit, errors: dict[str, list[str]]) -> str:
+    what = f"{edit.old} {edit.name}" if edit.name else f"{edit.old}()"
+    where = f"no {what} at {edit.location} in the file as spatch parses it"
+    if errors.get(edit.file):
+        return f"{where}; spatch could not parse part of the file: {errors[edit.file][0]}"
+    return f"{where} (has the file changed since the analysis?)"
+
+
+def not_rewritten_why(edit: Edit, errors: dict[str, list[str]]) -> str:
+    if errors.get(edit.file):
+        return ("spatch left it unchanged and could not parse part of the file: "
+                f"{errors[edit.file][0]}")
+    if edit.op == DECLARATION:
+        return ("no rule of cocci/rewrite matches this declaration (several "
+                "variables declared in one statement?)")
+    if edit.macro:
+        return f"spatch did not rewrite it in the body of macro {edit.macro}"
+    return f"no rule of cocci/rewrite matched this {edit.op}() call"
+
+
+# --------------------------------------------------------------------------
+# Applying
+
+
+def unshare(path: Path) -> None:
+    """Give a hard-linked file its own inode: spatch --in-place writes
+    through links, and scratch trees are often `cp -al` copies."""
+    if path.stat().st_nlink <= 1:
+        return
+    private = path.with_name(path.name + ".sem2mutex-unshare")
+    shutil.copy2(path, private)
+    os.replace(private, path)
+
+
+def restore(path: Path, data: bytes) -> None:
+    private = path.with_name(path.name + ".sem2mutex-restore")
+    private.write_bytes(data)
+    shutil.copymode(path, private)
+    os.replace(private, path)
+
+
+def write_plan_file(directory: Path, tree: Path, edits: list[Edit],
+                    anchors: dict[str, int]) -> Path:
+    """The JSON the semantic patches read ($SEM2MUTEX_REWRITE_PLAN)."""
+    path = directory / "plan.json"
+    path.write_text(json.dumps({
+        "schema": 1,
+        "edits": [{"file": str(tree / e.file), "line": e.line, "op": e.op, "to": e.to,
+                   "name": e.name} for e in edits],
+        "includes": [{"file": str(tree / f), "line": line}
+                     for f, line in sorted(anchors.items())],
+    }, indent=1))
+    return path
+
+
+def changed_lines(before: bytes, after: bytes) -> list[int]:
+    """Lines that differ; the transform rules never add or remove a line."""
+    old = before.decode(errors="replace").split("\n")
+    new = after.decode(errors="replace").split("\n")
+    if len(old) != len(new):
+        return [0]
+    return [n for n, (a, b) in enumerate(zip(old, new), start=1) if a != b]
+
+
+@dataclass
+class TransformRun:
+    """What the transform made of each pending edit."""
+
+    outcomes: dict[Edit, EditOutcome]
+    originals: dict[str, bytes]  # file -> bytes before, for files it changed
+    unplanned: list[Location]
+    parse_errors: dict[str, list[str]]
+
+
+def transform(tree: Path, pending: list[Edit], spatch: Path, jobs: int,
+              scratch: Path) -> TransformRun:
+    """Run the transform rules until every pending edit is done or stuck.
+
+    Why more than one spatch run: once a rule has changed a function, spatch
+    re-parses that function from a temporary file, so the positions later
+    rules of the same run see there name that file, not the one in the plan,
+    and they leave the function alone.  The transform rules never add or
+    remove a line, so the plan's lines stay valid and the next run picks up
+    what is left; a run that converts nothing ends the loop.
+    """
+    files = sorted({e.file for e in pending})
+    for f in files:
+        unshare(tree / f)
+    originals = {f: (tree / f).read_bytes() for f in files}
+    forms: dict[tuple[str, int, str], str] = {}
+    errors: dict[str, list[str]] = {}
+    state: dict[str, FileState] = {}
+    remaining = list(pending)
+    while remaining:
+        todo = sorted({e.file for e in remaining})
+        plan_file = write_plan_file(scratch, tree, remaining, {})
+        run = run_spatch(spatch, TRANSFORM_COCCI, "patch", [tree / f for f in todo], jobs,
+                         env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True)
+        for r in run.records:
+            if r.get("kind") == "rewrote":
+                key = (os.path.relpath(r["file"], tree), r["line"], r["op"])
+                forms.setdefault(key, TRYLOCK_FORMS.get(r["rule"], r["rule"]))
+        for f, messages in run.parse_errors.items():
+            errors.setdefault(os.path.relpath(f, tree), messages)
+        now = read_state(tree, todo, spatch, jobs)
+        state.update(now.files)
+        for f, messages in now.parse_errors.items():
+            errors.setdefault(f, messages)
+        left = [e for e in remaining if not is_rewritten(e, state[e.file])]
+        if len(left) == len(remaining):
+            break
+        remaining = left
+    outcomes = {}
+    stuck = set(remaining)
+    for e in pending:
+        if e not in stuck:
+            outcomes[e] = EditOutcome(e, CONVERTED, forms.get(e.key, ""))
+        else:
+            outcomes[e] = EditOutcome(e, NOT_CONVERTED, why=not_rewritten_why(e, errors))
+    planned = {(e.file, e.line) for e in pending}
+    changed, unplanned = {}, []
+    for f, data in originals.items():
+        now_bytes = (tree / f).read_bytes()
+        if now_bytes != data:
+            changed[f] = data
+            unplanned += [Location(f, n) for n in changed_lines(data, now_bytes)
+                          if (f, n) not in planned]
+    return TransformRun(outcomes, changed, unplanned, errors)
+
+
+def initial_status(edits: list[Edit], before: TreeState
+                   ) -> dict[Edit, EditOutcome | None]:
+    """None for an edit still to do; an outcome for one done or impossible."""
+    status: dict[Edit, EditOutcome | None] = {}
+    for e in edits:
+        st = before.files.get(e.file)
+        if st is None:
+            status[e] = EditOutcome(e, NOT_CONVERTED, why=f"{e.file} is not in the tree")
+        elif still_old(e, st):
+            status[e] = None
+        elif st.has(e.line, e.new, e.name) or rewritten_below_include(e, st):
+            status[e] = EditOutcome(e, ALREADY)
+        else:
+            status[e] = EditOutcome(e, NOT_CONVERTED, why=missing_why(e, before.parse_errors))
+    return status
+
+
+def failed_mutexes(outcomes: list[EditOutcome]) -> dict[str, list[str]]:
+    failed: dict[str, list[str]] = defaultdict(list)
+    for o in outcomes:
+        if o.edit.to == MUTEX and o.status == NOT_CONVERTED:
+            failed[o.edit.instance].append(f"{o.edit.describe()}: {o.why}")
+    return failed
+
+
+def include_anchor(state: FileState) -> tuple[int | None, str]:
+    """The line to add #include <linux/mutex.h> after, or None and why not.
+
+    Next to the file's <linux/...> includes: right before
+    <linux/semaphore.h> when the file includes it (alphabetical order, and
+    the header the struct came from), else after the last line of the
+    first unbroken run of <linux/...> includes (of any includes when there
+    is none).  Only an unbroken run is used so that the new line never
+    lands inside an #ifdef block written after it.
+    """
+    linux = sorted(n for n, s in state.includes.items() if "linux" in s)
+    lines = linux or sorted(state.includes)
+    if not lines:
+        return None, "the file has no #include line to put <linux/mutex.h> next to"
+    run = [lines[0]]
+    for n in lines[1:]:
+        if n != run[-1] + 1:
+            break
+        run.append(n)
+    semaphore = [n for n in run if "semaphore" in state.includes[n]]
+    if semaphore and semaphore[0] != run[0]:
+        return semaphore[0] - 1, ""
+    return run[-1], ""
+
+
+def add_mutex_includes(tree: Path, plan: RewritePlan, files: set[str], spatch: Path,
+                       jobs: int, scratch: Path) -> list[IncludeOutcome]:
+    """#include <linux/mutex.h> in FILES that lack it; record the added lines."""
+    if not files:
+        return []
+    state = read_state(tree, sorted(files), spatch, jobs).files
+    outcomes, anchors = [], {}
+    for f in sorted(files):
+        present = state[f].mutex_header_line()
+        anchor, why = include_anchor(state[f])
+        if present:
+            outcomes.append(IncludeOutcome(f, PRESENT, present))
+        elif anchor is None:
+            outcomes.append(IncludeOutcome(f, NOT_ADDED, why=why))
+        else:
+            anchors[f] = anchor
+    if anchors:
+        for f in anchors:
+            unshare(tree / f)
+        plan_file = write_plan_file(scratch, tree, [], anchors)
+        run_spatch(spatch, INCLUDE_COCCI, "patch", [tree / f for f in anchors], jobs,
+                   env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True)
+        after = read_state(tree, sorted(anchors), spatch, jobs).files
+        for f, anchor in anchors.items():
+            line = after[f].mutex_header_line()
+            if line == anchor + 1:
+                plan.added_lines.setdefault(f, []).append(plan.audit_line(f, anchor))
+                outcomes.append(IncludeOutcome(f, ADDED, line))
+            else:
+                outcomes.append(IncludeOutcome(
+                    f, NOT_ADDED, line, f"spatch did not add it after line {anchor}"
+                    + (f" (it is at line {line})" if line else "")))
+    return sorted(outcomes, key=lambda o: o.file)
+
+
+def record_demotions(plan: RewritePlan, work: RewritePlan) -> None:
+    """Carry the demotions decided while applying WORK back into PLAN, so
+    the next call with PLAN does not try those mutex conversions again."""
+    newly = {i: why for i, why in work.demoted.items()
+             if plan.targets.get(i) == MUTEX and work.targets.get(i) == COUNTING}
+    if newly:
+        updated = demote(plan, newly)
+        plan.edits, plan.targets, plan.demoted = \
+            updated.edits, updated.targets, updated.demoted
+
+
+def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
+                  instance_ids: set[str] | None = None) -> RewriteResult:
+    """Rewrite TREE in place (a scratch copy the caller owns) as PLAN says.
+
+    Only the instances in INSTANCE_IDS when given.  Every planned position
+    is checked after spatch ran; a mutex instance that could not be
+    rewritten completely is moved to the counting API instead.  PLAN is
+    updated with what this learnt: the lines it added (the mutex.h include,
+    in PLAN.added_lines) and the instances it had to keep as semaphores, so
+    call it again with the same plan (the next subsystem, a rerun).  On a tree
+    that already carries the rewrite nothing changes and
+    result.nothing_to_do is true.
+    """
+    tree = tree.resolve()
+    work = plan.for_instances(instance_ids) if instance_ids is not None else plan
+    with tempfile.TemporaryDirectory(prefix="sem2mutex-rewrite-plan-") as tmp:
+        scratch = Path(tmp)
+        present = [f for f in work.files() if (tree / f).is_file()]
+        before = read_state(tree, present, spatch, jobs)
+        errors = dict(before.parse_errors)
+        while True:
+            edits = work.current_edits()
+            status = initial_status(edits, before)
+            failed = failed_mutexes([o for o in status.values() if o])
+            if failed:  # a mutex position is missing: no safe mutex conversion
+                work = demote(work, failed)
+                continue
+            pending = [e for e, o in status.items() if o is None]
+            run = transform(tree, pending, spatch, jobs, scratch)
+            for f, messages in run.parse_errors.items():
+                errors.setdefault(f, messages)
+            failed = failed_mutexes(list(run.outcomes.values()))
+            if not failed:
+                break
+            for f, data in run.originals.items():
+                restore(tree / f, data)
+            work = demote(work, failed)
+        outcomes = [o or run.outcomes[e] for e, o in status.items()]
+        record_demotions(plan, work)
+        header_files = {o.edit.file for o in outcomes
+                        if o.edit.to == MUTEX and o.status != NOT_CONVERTED
+                        and o.edit.op in (DECLARATION, "DEFINE_SEMAPHORE")}
+        before_includes = {f: (tree / f).read_bytes() for f in header_files}
+        includes = add_mutex_includes(tree, work, header_files, spatch, jobs, scratch)
+    files_changed = set(run.originals) | {
+        f for f, data in before_includes.items() if (tree / f).read_bytes() != data}
+    by_instance: dict[str, list[EditOutcome]] = defaultdict(list)
+    for o in outcomes:
+        by_instance[o.edit.instance].append(o)
+    instances = [InstanceRewrite(iid, target, work.demoted.get(iid, []),
+                                 sorted(by_instance.get(iid, []),
+                                        key=lambda o: (o.edit.file, o.edit.line)))
+                 for iid, target in sorted(work.targets.items())]
+    return RewriteResult(files_changed=sorted(files_changed), instances=instances,
+                         includes=includes, parse_errors=errors,
+                         unplanned_changes=run.unplanned)
