@@ -70,6 +70,8 @@ class Classifier:
         blocking = merge_by_code([n for n in inst.notes if n.code not in INFORMATIONAL_NOTES])
         hard = [n for n in blocking if n.code == "parse-failure"]
         count_class, count_reasons = self.by_count(inst)
+        if count_class is SemClass.AMBIGUOUS:
+            return count_class, count_reasons + blocking
         if count_class is not SemClass.MUTEX:
             return (SemClass.AMBIGUOUS if hard else count_class), count_reasons + hard
         obstacles = blocking + self.mutex_obstacles(inst)

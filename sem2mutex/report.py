@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from .fsutil import write_json_atomic, write_text_atomic
+from .classify import merge_by_code
 from .maintainers import Maintainers
 from .model import Audit, Instance, Reason, SemClass
 
@@ -32,7 +33,8 @@ def instance_json(inst: Instance) -> dict:
         "decls": [{"file": l.file, "line": l.line} for l in inst.decls],
         "class": inst.sem_class.value,
         "reasons": [reason_json(r) for r in inst.reasons],
-        "notes": [reason_json(r) for r in inst.notes if r not in inst.reasons],
+        "notes": [reason_json(r) for r in merge_by_code(inst.notes)
+                  if r.code not in {x.code for x in inst.reasons}],
         "inits": [{"file": i.location.file, "line": i.location.line, "count": i.count,
                    "count_text": i.count_text, "op": i.op} for i in inst.inits],
         "sites": [{"file": s.location.file, "line": s.location.line, "function": s.function,

@@ -21,10 +21,12 @@ left on it does not build.  So when spatch leaves any position of a mutex
 instance unconverted, the files are restored and that instance is moved to
 the counting API instead; the result says so and why.
 
-The only edit that adds a line is ``#include <linux/mutex.h>``.  The plan
-records every line added (``RewritePlan.added_lines``) so that later calls
-with the same plan, for instance one per subsystem on one scratch tree, or
-a second run on a tree already rewritten, still find their positions.
+Lines move: spatch breaks a call that grew past 80 columns over two lines,
+and ``#include <linux/mutex.h>`` adds one.  The plan keeps the audit's
+line numbers and records every move (``RewritePlan.line_shifts``, measured
+by comparing each file before and after), so later calls with the same
+plan, for instance one per subsystem on one scratch tree, or a second run
+on a tree already rewritten, still find their positions.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ import subprocess
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from .model import Instance, Location, SemClass
@@ -150,34 +153,51 @@ class RewritePlan:
     targets: dict[str, str]  # instance id -> MUTEX or COUNTING
     # mutex-class instances kept as semaphores, and why
     demoted: dict[str, list[str]] = field(default_factory=dict)
-    # file -> lines (numbered as in the audit) after which apply_rewrite
-    # added a line: every position below one of them moved down one line
-    added_lines: dict[str, list[int]] = field(default_factory=dict)
+    # file -> (audit line A, delta): apply_rewrite moved every line below A
+    # by delta lines (an added include, a call broken over two lines)
+    line_shifts: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     def for_instances(self, ids: set[str]) -> RewritePlan:
-        """The part of the plan for IDS; it shares added_lines with this one."""
+        """The part of the plan for IDS; it shares line_shifts with this one."""
         return RewritePlan(
             edits=[e for e in self.edits if e.instance in ids],
             targets={i: t for i, t in self.targets.items() if i in ids},
             demoted={i: r for i, r in self.demoted.items() if i in ids},
-            added_lines=self.added_lines)
+            line_shifts=self.line_shifts)
 
     def current_line(self, file: str, line: int) -> int:
-        """Where an audit line of FILE is now, after the lines added."""
-        return line + sum(1 for after in self.added_lines.get(file, []) if after < line)
+        """Where an audit line of FILE is now."""
+        return line + sum(delta for after, delta in self.line_shifts.get(file, [])
+                          if after < line)
 
     def audit_line(self, file: str, current: int) -> int:
-        """The inverse of current_line, for a line that existed in the audit."""
+        """The audit line now at CURRENT (the one above, for an added line)."""
         line = current
-        while self.current_line(file, line) > current:
+        while line > 0 and self.current_line(file, line) > current:
             line -= 1
         return line
 
-    def current_edits(self) -> list[Edit]:
-        return [replace(e, line=self.current_line(e.file, e.line)) for e in self.edits]
+    def moved(self, edit: Edit) -> Edit:
+        """EDIT at its line in the tree as it is now."""
+        return replace(edit, line=self.current_line(edit.file, edit.line))
+
+    def record_changes(self, file: str, before: bytes, after: bytes) -> None:
+        """Record the lines that moved when FILE went from BEFORE to AFTER."""
+        old, new = split_lines(before), split_lines(after)
+        found = []
+        for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new,
+                                                   autojunk=False).get_opcodes():
+            if tag != "equal" and (j2 - j1) != (i2 - i1):
+                # lines below the changed block (i1, i2] moved
+                found.append((self.audit_line(file, i2), (j2 - j1) - (i2 - i1)))
+        self.line_shifts.setdefault(file, []).extend(found)
 
     def files(self) -> list[str]:
         return sorted({e.file for e in self.edits})
+
+
+def split_lines(data: bytes) -> list[str]:
+    return data.decode(errors="replace").split("\n")
 
 
 def mutex_obstacles(inst: Instance) -> list[str]:
@@ -306,7 +326,7 @@ def demote(plan: RewritePlan, why: dict[str, list[str]]) -> RewritePlan:
         demoted.setdefault(iid, []).extend(reasons)
     targets = {i: (COUNTING if i in why else t) for i, t in plan.targets.items()}
     return RewritePlan(edits=edits, targets=targets, demoted=demoted,
-                       added_lines=plan.added_lines)
+                       line_shifts=plan.line_shifts)
 
 
 # --------------------------------------------------------------------------
@@ -553,108 +573,125 @@ def restore(path: Path, data: bytes) -> None:
 
 
 def write_plan_file(directory: Path, tree: Path, edits: list[Edit],
-                    anchors: dict[str, int]) -> Path:
+                    anchors: dict[str, tuple[int, str]]) -> Path:
     """The JSON the semantic patches read ($SEM2MUTEX_REWRITE_PLAN)."""
     path = directory / "plan.json"
     path.write_text(json.dumps({
         "schema": 1,
         "edits": [{"file": str(tree / e.file), "line": e.line, "op": e.op, "to": e.to,
                    "name": e.name} for e in edits],
-        "includes": [{"file": str(tree / f), "line": line}
-                     for f, line in sorted(anchors.items())],
+        "includes": [{"file": str(tree / f), "line": line, "where": where}
+                     for f, (line, where) in sorted(anchors.items())],
     }, indent=1))
     return path
 
 
-def changed_lines(before: bytes, after: bytes) -> list[int]:
-    """Lines that differ; the transform rules never add or remove a line."""
-    old = before.decode(errors="replace").split("\n")
-    new = after.decode(errors="replace").split("\n")
-    if len(old) != len(new):
-        return [0]
-    return [n for n, (a, b) in enumerate(zip(old, new), start=1) if a != b]
+def same_but_whitespace(old: list[str], new: list[str]) -> bool:
+    return "".join("".join(old).split()) == "".join("".join(new).split())
+
+
+def unplanned_lines(file: str, before: bytes, after: bytes, planned: set[int]
+                    ) -> list[Location]:
+    """Changed blocks of FILE that hold no planned line (numbered as now).
+
+    A block that only changed in whitespace is spatch re-aligning the
+    continuation line of a call it renamed, not a change of its own.
+    """
+    old, new = split_lines(before), split_lines(after)
+    found = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new,
+                                               autojunk=False).get_opcodes():
+        if tag == "equal" or planned & set(range(j1 + 1, j2 + 1)):
+            continue
+        if not same_but_whitespace(old[i1:i2], new[j1:j2]):
+            found.append(Location(file, j1 + 1))
+    return found
 
 
 @dataclass
 class TransformRun:
-    """What the transform made of each pending edit."""
+    """What the transform made of each pending edit (keyed as in the audit)."""
 
     outcomes: dict[Edit, EditOutcome]
     originals: dict[str, bytes]  # file -> bytes before, for files it changed
+    shifts_before: dict[str, list[tuple[int, int]]]  # to roll the plan back
     unplanned: list[Location]
     parse_errors: dict[str, list[str]]
 
 
-def transform(tree: Path, pending: list[Edit], spatch: Path, jobs: int,
-              scratch: Path) -> TransformRun:
+def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
+              jobs: int, scratch: Path) -> TransformRun:
     """Run the transform rules until every pending edit is done or stuck.
 
     Why more than one spatch run: once a rule has changed a function, spatch
     re-parses that function from a temporary file, so the positions later
     rules of the same run see there name that file, not the one in the plan,
-    and they leave the function alone.  The transform rules never add or
-    remove a line, so the plan's lines stay valid and the next run picks up
-    what is left; a run that converts nothing ends the loop.
+    and they leave the function alone.  The next run picks up what is left
+    (at the lines the plan now maps the audit's to); a run that converts
+    nothing ends the loop.
     """
     files = sorted({e.file for e in pending})
     for f in files:
         unshare(tree / f)
     originals = {f: (tree / f).read_bytes() for f in files}
-    forms: dict[tuple[str, int, str], str] = {}
+    shifts_before = {f: list(v) for f, v in plan.line_shifts.items()}
+    last = dict(originals)
+    forms: dict[Edit, str] = {}
     errors: dict[str, list[str]] = {}
-    state: dict[str, FileState] = {}
     remaining = list(pending)
     while remaining:
         todo = sorted({e.file for e in remaining})
-        plan_file = write_plan_file(scratch, tree, remaining, {})
+        now_at = {plan.moved(e).key: e for e in remaining}
+        plan_file = write_plan_file(scratch, tree, [plan.moved(e) for e in remaining], {})
         run = run_spatch(spatch, TRANSFORM_COCCI, "patch", [tree / f for f in todo], jobs,
                          env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True)
         for r in run.records:
-            if r.get("kind") == "rewrote":
-                key = (os.path.relpath(r["file"], tree), r["line"], r["op"])
-                forms.setdefault(key, TRYLOCK_FORMS.get(r["rule"], r["rule"]))
+            edit = now_at.get((os.path.relpath(r["file"], tree), r["line"], r["op"]))
+            if r.get("kind") == "rewrote" and edit:
+                forms.setdefault(edit, TRYLOCK_FORMS.get(r["rule"], r["rule"]))
         for f, messages in run.parse_errors.items():
             errors.setdefault(os.path.relpath(f, tree), messages)
-        now = read_state(tree, todo, spatch, jobs)
-        state.update(now.files)
-        for f, messages in now.parse_errors.items():
+        for f in todo:
+            data = (tree / f).read_bytes()
+            if data != last[f]:
+                plan.record_changes(f, last[f], data)
+                last[f] = data
+        state = read_state(tree, todo, spatch, jobs)
+        for f, messages in state.parse_errors.items():
             errors.setdefault(f, messages)
-        left = [e for e in remaining if not is_rewritten(e, state[e.file])]
+        left = [e for e in remaining if not is_rewritten(plan.moved(e), state.files[e.file])]
         if len(left) == len(remaining):
             break
         remaining = left
-    outcomes = {}
     stuck = set(remaining)
-    for e in pending:
-        if e not in stuck:
-            outcomes[e] = EditOutcome(e, CONVERTED, forms.get(e.key, ""))
-        else:
-            outcomes[e] = EditOutcome(e, NOT_CONVERTED, why=not_rewritten_why(e, errors))
-    planned = {(e.file, e.line) for e in pending}
-    changed, unplanned = {}, []
-    for f, data in originals.items():
-        now_bytes = (tree / f).read_bytes()
-        if now_bytes != data:
-            changed[f] = data
-            unplanned += [Location(f, n) for n in changed_lines(data, now_bytes)
-                          if (f, n) not in planned]
-    return TransformRun(outcomes, changed, unplanned, errors)
+    outcomes = {e: (EditOutcome(plan.moved(e), NOT_CONVERTED,
+                                why=not_rewritten_why(plan.moved(e), errors))
+                    if e in stuck else EditOutcome(plan.moved(e), CONVERTED, forms.get(e, "")))
+                for e in pending}
+    changed = {f: data for f, data in originals.items() if last[f] != data}
+    unplanned = []
+    for f, data in changed.items():
+        planned = {plan.current_line(f, e.line) for e in pending if e.file == f}
+        unplanned += unplanned_lines(f, data, last[f], planned)
+    return TransformRun(outcomes, changed, shifts_before, unplanned, errors)
 
 
-def initial_status(edits: list[Edit], before: TreeState
+def initial_status(plan: RewritePlan, before: TreeState
                    ) -> dict[Edit, EditOutcome | None]:
     """None for an edit still to do; an outcome for one done or impossible."""
     status: dict[Edit, EditOutcome | None] = {}
-    for e in edits:
+    for e in plan.edits:
+        now = plan.moved(e)
         st = before.files.get(e.file)
         if st is None:
-            status[e] = EditOutcome(e, NOT_CONVERTED, why=f"{e.file} is not in the tree")
-        elif still_old(e, st):
+            status[e] = EditOutcome(now, NOT_CONVERTED, why=f"{e.file} is not in the tree")
+        elif still_old(now, st):
             status[e] = None
-        elif st.has(e.line, e.new, e.name) or rewritten_below_include(e, st):
-            status[e] = EditOutcome(e, ALREADY)
+        elif st.has(now.line, now.new, now.name) or rewritten_below_include(now, st):
+            status[e] = EditOutcome(now, ALREADY)
         else:
-            status[e] = EditOutcome(e, NOT_CONVERTED, why=missing_why(e, before.parse_errors))
+            status[e] = EditOutcome(now, NOT_CONVERTED,
+                                    why=missing_why(now, before.parse_errors))
     return status
 
 
@@ -666,63 +703,62 @@ def failed_mutexes(outcomes: list[EditOutcome]) -> dict[str, list[str]]:
     return failed
 
 
-def include_anchor(state: FileState) -> tuple[int | None, str]:
-    """The line to add #include <linux/mutex.h> after, or None and why not.
+def include_anchor(state: FileState) -> tuple[int, str] | None:
+    """Where to add #include <linux/mutex.h>: (line, "after" or "before").
 
-    Next to the file's <linux/...> includes: right before
-    <linux/semaphore.h> when the file includes it (alphabetical order, and
-    the header the struct came from), else after the last line of the
-    first unbroken run of <linux/...> includes (of any includes when there
-    is none).  Only an unbroken run is used so that the new line never
-    lands inside an #ifdef block written after it.
+    spatch 1.1.1 adds an #include only after the file's last #include <...>
+    or before its first one.  After the last one when the file's <...>
+    includes form one unbroken block (the usual sorted list, so the line
+    joins its <linux/...> neighbours); else before the first one, which is
+    never inside an #ifdef block written further down.  A file with only
+    "..." includes gets it before the first of those.
     """
-    linux = sorted(n for n, s in state.includes.items() if "linux" in s)
-    lines = linux or sorted(state.includes)
-    if not lines:
-        return None, "the file has no #include line to put <linux/mutex.h> next to"
-    run = [lines[0]]
-    for n in lines[1:]:
-        if n != run[-1] + 1:
-            break
-        run.append(n)
-    semaphore = [n for n in run if "semaphore" in state.includes[n]]
-    if semaphore and semaphore[0] != run[0]:
-        return semaphore[0] - 1, ""
-    return run[-1], ""
+    angle = sorted(n for n, styles in state.includes.items() if "angle" in styles)
+    quoted = sorted(n for n, styles in state.includes.items() if "quoted" in styles)
+    if angle:
+        one_block = angle[-1] - angle[0] == len(angle) - 1
+        return (angle[-1], "after") if one_block else (angle[0], "before")
+    if quoted:
+        return quoted[0], "before"
+    return None
 
 
 def add_mutex_includes(tree: Path, plan: RewritePlan, files: set[str], spatch: Path,
                        jobs: int, scratch: Path) -> list[IncludeOutcome]:
-    """#include <linux/mutex.h> in FILES that lack it; record the added lines."""
+    """#include <linux/mutex.h> in FILES that lack it; record the moved lines."""
     if not files:
         return []
     state = read_state(tree, sorted(files), spatch, jobs).files
     outcomes, anchors = [], {}
     for f in sorted(files):
         present = state[f].mutex_header_line()
-        anchor, why = include_anchor(state[f])
+        anchor = include_anchor(state[f])
         if present:
             outcomes.append(IncludeOutcome(f, PRESENT, present))
         elif anchor is None:
-            outcomes.append(IncludeOutcome(f, NOT_ADDED, why=why))
+            outcomes.append(IncludeOutcome(
+                f, NOT_ADDED, why="the file has no #include to put <linux/mutex.h> "
+                "next to; it relies on its includers for its types"))
         else:
             anchors[f] = anchor
     if anchors:
         for f in anchors:
             unshare(tree / f)
+        before = {f: (tree / f).read_bytes() for f in anchors}
         plan_file = write_plan_file(scratch, tree, [], anchors)
         run_spatch(spatch, INCLUDE_COCCI, "patch", [tree / f for f in anchors], jobs,
                    env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True)
         after = read_state(tree, sorted(anchors), spatch, jobs).files
-        for f, anchor in anchors.items():
+        for f, (anchor, where) in anchors.items():
             line = after[f].mutex_header_line()
-            if line == anchor + 1:
-                plan.added_lines.setdefault(f, []).append(plan.audit_line(f, anchor))
+            data = (tree / f).read_bytes()
+            if data != before[f]:
+                plan.record_changes(f, before[f], data)
+            if line is not None and line == (anchor + 1 if where == "after" else anchor):
                 outcomes.append(IncludeOutcome(f, ADDED, line))
             else:
                 outcomes.append(IncludeOutcome(
-                    f, NOT_ADDED, line, f"spatch did not add it after line {anchor}"
-                    + (f" (it is at line {line})" if line else "")))
+                    f, NOT_ADDED, line, f"spatch did not add it {where} line {anchor}"))
     return sorted(outcomes, key=lambda o: o.file)
 
 
@@ -744,11 +780,10 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
     Only the instances in INSTANCE_IDS when given.  Every planned position
     is checked after spatch ran; a mutex instance that could not be
     rewritten completely is moved to the counting API instead.  PLAN is
-    updated with what this learnt: the lines it added (the mutex.h include,
-    in PLAN.added_lines) and the instances it had to keep as semaphores, so
-    call it again with the same plan (the next subsystem, a rerun).  On a tree
-    that already carries the rewrite nothing changes and
-    result.nothing_to_do is true.
+    updated with what this learnt: the lines that moved (PLAN.line_shifts)
+    and the instances it had to keep as semaphores, so call it again with
+    the same plan (the next subsystem, a rerun).  On a tree that already
+    carries the rewrite nothing changes and result.nothing_to_do is true.
     """
     tree = tree.resolve()
     work = plan.for_instances(instance_ids) if instance_ids is not None else plan
@@ -758,14 +793,13 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
         before = read_state(tree, present, spatch, jobs)
         errors = dict(before.parse_errors)
         while True:
-            edits = work.current_edits()
-            status = initial_status(edits, before)
+            status = initial_status(work, before)
             failed = failed_mutexes([o for o in status.values() if o])
             if failed:  # a mutex position is missing: no safe mutex conversion
                 work = demote(work, failed)
                 continue
             pending = [e for e, o in status.items() if o is None]
-            run = transform(tree, pending, spatch, jobs, scratch)
+            run = transform(tree, work, pending, spatch, jobs, scratch)
             for f, messages in run.parse_errors.items():
                 errors.setdefault(f, messages)
             failed = failed_mutexes(list(run.outcomes.values()))
@@ -773,10 +807,12 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
                 break
             for f, data in run.originals.items():
                 restore(tree / f, data)
+            work.line_shifts.clear()
+            work.line_shifts.update(run.shifts_before)
             work = demote(work, failed)
-        outcomes = [o or run.outcomes[e] for e, o in status.items()]
+        outcomes = {e: o or run.outcomes[e] for e, o in status.items()}
         record_demotions(plan, work)
-        header_files = {o.edit.file for o in outcomes
+        header_files = {o.edit.file for o in outcomes.values()
                         if o.edit.to == MUTEX and o.status != NOT_CONVERTED
                         and o.edit.op in (DECLARATION, "DEFINE_SEMAPHORE")}
         before_includes = {f: (tree / f).read_bytes() for f in header_files}
@@ -784,8 +820,8 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
     files_changed = set(run.originals) | {
         f for f, data in before_includes.items() if (tree / f).read_bytes() != data}
     by_instance: dict[str, list[EditOutcome]] = defaultdict(list)
-    for o in outcomes:
-        by_instance[o.edit.instance].append(o)
+    for e, o in outcomes.items():  # at their lines once the includes are in
+        by_instance[e.instance].append(replace(o, edit=work.moved(e)))
     instances = [InstanceRewrite(iid, target, work.demoted.get(iid, []),
                                  sorted(by_instance.get(iid, []),
                                         key=lambda o: (o.edit.file, o.edit.line)))

@@ -1,0 +1,113 @@
+"""The analysis on the fixture trees: every class and every reason code."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from conftest import FIXTURE_TREE, LEGACY_TREE, load_json, run_convert
+
+EXPECTED = json.loads((FIXTURE_TREE / "expected.json").read_text())
+
+
+def classes(audit: dict) -> dict[str, dict]:
+    return {i["id"]: {"class": i["class"], "reasons": [r["code"] for r in i["reasons"]]}
+            for i in audit["instances"]}
+
+
+def test_every_instance_has_its_expected_class_and_reasons(fixture_audit):
+    assert classes(fixture_audit) == EXPECTED
+
+
+def test_fixtures_cover_every_class_and_reason_code():
+    codes = {c for e in EXPECTED.values() for c in e["reasons"]}
+    documented = set()
+    for line in (FIXTURE_TREE.parents[2] / "audit" / "README.md").read_text().splitlines():
+        if line.startswith("| `") and "` |" in line:
+            documented.add(line.split("`")[1])
+    reason_codes = documented - {"global", "static", "local", "array", "field", "field-array",
+                                 "pointer", "unresolved", "mutex", "counting", "signal",
+                                 "ambiguous"}
+    assert {e["class"] for e in EXPECTED.values()} == {"mutex", "counting", "signal",
+                                                       "ambiguous"}
+    # every documented code is exercised by a fixture, and nothing undocumented is used
+    missing = reason_codes - codes - {"possible-unresolved-use", "resolved-by-field-name"}
+    assert not missing, f"reason codes without a fixture: {sorted(missing)}"
+    assert codes <= reason_codes
+
+
+def test_notes_for_field_name_resolution(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    nearest = by_id["field:drivers/fixture/more.c:struct more_dev.nearest"]
+    assert [n["code"] for n in nearest["notes"]] == ["resolved-by-field-name"]
+    for dup in ("field:struct dup_one.dup", "field:struct dup_two.dup"):
+        assert "possible-unresolved-use" in [r["code"] for r in by_id[dup]["reasons"]]
+
+
+def test_every_init_and_site_of_the_fixtures_is_attributed(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    shared = by_id["field:struct shared_dev.lock"]
+    assert {s["file"] for s in shared["sites"]} == {"drivers/fixture/shared_a.c",
+                                                    "drivers/fixture/shared_b.c"}
+    irq = by_id["field:struct shared_irq_dev.busy"]
+    assert {s["file"] for s in irq["sites"]} == {"drivers/fixture/irq_a.c",
+                                                 "drivers/fixture/irq_b.c"}
+    wrap = by_id["field:drivers/fixture/wrappers.c:struct wrap_dev.io_sem"]
+    assert sum(1 for s in wrap["sites"] if s["op"] == "unlock-wrapper") == 2
+    assert all(s["paired"] for s in wrap["sites"])
+    cfg = by_id["field:drivers/fixture/wrappers.c:struct wrap_dev.cfg_sem"]
+    assert any(s["op"] == "unlock-wrapper" and not s["paired"] for s in cfg["sites"])
+
+
+def test_parse_failure_is_listed_with_spatch_error(fixture_audit):
+    failures = fixture_audit["parse_failures"]
+    assert [f["file"] for f in failures] == ["fs/fixture/broken.c"]
+    assert "parse error at line 16" in failures[0]["error"]
+
+
+def test_audit_markdown_lists_ambiguous_first(fixture_audit):
+    md = (Path(fixture_audit["_outdir"]) / "audit.md").read_text()
+    assert md.index("## Ambiguous") < md.index("## Mutex") < md.index("## Counting")
+    mutexes = sum(1 for e in EXPECTED.values() if e["class"] == "mutex")
+    assert f"| mutex | {mutexes} |" in md
+    assert "fs/fixture/broken.c" in md
+
+
+def test_scope_limits_files_but_resolves_headers(tmp_path, fixture_tree_copy):
+    run_convert(str(fixture_tree_copy), "--analyze-only", "-q", "--dir", "fs/fixture",
+                "-o", str(tmp_path))
+    audit = load_json(tmp_path / "audit.json")
+    assert audit["scope"] == ["fs/fixture"]
+    files = {i["file"] for i in audit["instances"]}
+    assert files and all(f.startswith("fs/fixture/") for f in files)
+
+
+def test_git_checkout_with_untracked_files_is_analysed_whole(tmp_path, fixture_audit):
+    tree = tmp_path / "git-tree"
+    shutil.copytree(FIXTURE_TREE, tree)
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "Makefile", "include"], check=True)
+    subprocess.run(git + ["commit", "-qm", "partial"], check=True)
+    (tree / ".gitignore").write_text("drivers/fixture/more.c\n")
+    out = tmp_path / "out"
+    run_convert(str(tree), "--analyze-only", "-q", "-o", str(out))
+    assert classes(load_json(out / "audit.json")) == EXPECTED
+
+
+def test_legacy_tree_api_era_and_classes(tmp_path):
+    run_convert(str(LEGACY_TREE), "--analyze-only", "-q", "-o", str(tmp_path))
+    audit = load_json(tmp_path / "audit.json")
+    assert audit["tree"]["api_era"] == "2.6.x"
+    assert audit["tree"]["version"] == "2.6.15"
+    assert classes(audit) == {
+        "field:drivers/char/legacy.c:struct legacy_dev.lock":
+            {"class": "mutex", "reasons": ["count-one", "paired-release", "process-context"]},
+        "field:drivers/char/legacy.c:struct legacy_dev.ready":
+            {"class": "signal", "reasons": ["count-zero"]},
+        "static:drivers/char/legacy.c:legacy_started":
+            {"class": "signal", "reasons": ["count-zero"]},
+        "static:drivers/char/legacy.c:legacy_table_lock":
+            {"class": "mutex", "reasons": ["count-one", "paired-release", "process-context"]},
+    }
