@@ -38,6 +38,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from .model import CoreChange
 from .paths import COCCI_DIR
 
 SEMAPHORE_HEADER = "include/linux/semaphore.h"
@@ -64,14 +65,6 @@ OLD_API_CALLERS_COCCI = COCCI_DIR / "check" / "old_api_callers.cocci"
 # Per file; a whole-tree scan runs each file as its own spatch group.
 SPATCH_TIMEOUT_SECONDS = 120
 SPATCH_JOBS = 2
-
-
-@dataclass(frozen=True)
-class CoreChange:
-    """One core patch of the series: what it is and why (commit message)."""
-
-    subject: str
-    body: str
 
 
 @dataclass(frozen=True)

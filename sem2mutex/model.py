@@ -145,6 +145,17 @@ class FactSet:
     files_scanned: int = 0
 
 
+# ------------------------------------------------------------- the series
+
+
+@dataclass(frozen=True)
+class CoreChange:
+    """One core patch of the series: what it is and why (commit message)."""
+
+    subject: str
+    body: str
+
+
 # ------------------------------------------------------------- instances
 
 

@@ -88,10 +88,23 @@ def var_instance_id(decl: VarDecl) -> str:
     return f"global:{decl.name}"
 
 
+def header_visible_from(header: str, file: str) -> bool:
+    """Whether FILE can plausibly include HEADER.
+
+    Headers in an include/ directory are for everyone; a driver's local
+    header is included from its own directory or a neighbour ("../x.h").
+    """
+    if header.startswith("include/") or "/include/" in header:
+        return True
+    parent = header.rsplit("/", 2)[0] if header.count("/") >= 2 else ""
+    return file.startswith(parent + "/") if parent else True
+
+
 def visible_field_decls(decls: list[FieldDecl], file: str) -> list[FieldDecl]:
-    """Declarations a file can see: its own, else those in headers."""
+    """Declarations a file can see: its own, else those in headers it may include."""
     own = [d for d in decls if d.pos.file == file]
-    return own or [d for d in decls if is_header(d.pos.file)]
+    return own or [d for d in decls if is_header(d.pos.file)
+                   and header_visible_from(d.pos.file, file)]
 
 
 def shared_dirs(a: str, b: str) -> int:
@@ -155,7 +168,7 @@ class Resolver:
                 return Resolution(field_instance_id(decls[0]))
         name = (target.field or "").split(".")[-1]
         named = self.index.by_field_name.get(name, [])
-        all_ids = {field_instance_id(d) for d in named}
+        all_ids = {field_instance_id(d) for d in visible_field_decls(named, pos.file)}
         ids = {field_instance_id(d) for d in nearest_field_decls(named, pos.file)}
         if len(ids) == 1:
             (chosen,) = ids

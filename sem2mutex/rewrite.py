@@ -42,7 +42,7 @@ from pathlib import Path
 
 from .model import Instance, Location, SemClass
 from .paths import COCCI_DIR
-from .spatch import combine_rules, parse_errors
+from .spatch import ParseError, combine_rules, parse_errors
 
 MUTEX = "mutex"
 COUNTING = "counting"
@@ -86,13 +86,14 @@ SEMAPHORE_TYPE = "struct semaphore"
 MUTEX_TYPE = "struct mutex"
 WRAPPER_OPS = ("lock-wrapper", "unlock-wrapper")
 
-# How mutex_trylock.cocci rewrote a down_trylock(), by rule name.
+# How mutex_trylock.cocci rewrote a down_trylock(), by rule name.  A bare
+# down_trylock(E) used as a condition is E != 0 to spatch's isomorphisms.
 TRYLOCK_FORMS = {
     "unused_result": "down_trylock(E); -> mutex_trylock(E);",
     "negated": "!down_trylock(E) -> mutex_trylock(E)",
     "compared_equal_zero": "down_trylock(E) == 0 -> mutex_trylock(E)",
-    "compared_not_zero": "down_trylock(E) != 0 -> !mutex_trylock(E)",
-    "value": "down_trylock(E) -> !mutex_trylock(E)",
+    "compared_not_zero": "down_trylock(E) as a test (!= 0) -> !mutex_trylock(E)",
+    "value": "down_trylock(E) as a value -> !mutex_trylock(E)",
 }
 
 SPATCH_FLAGS = ["--no-includes", "--no-scanner", "--include-headers",
@@ -117,7 +118,7 @@ class Edit:
     line: int
     op: str  # "declaration", DEFINE_SEMAPHORE, sema_init, ..., down, ..., up
     to: str  # MUTEX or COUNTING
-    name: str | None = None  # the name declared, for declarations
+    name: str | None = None  # the name it declares or its argument names
     macro: str | None = None  # the macro whose body holds the call
 
     @property
@@ -143,8 +144,10 @@ class Edit:
         return COUNTING_CALLS[self.op]
 
     def describe(self) -> str:
-        named = f" {self.name}" if self.name else ""
-        return f"{self.file}:{self.line} {self.old}{named} -> {self.new}"
+        if self.op == DECLARATION:
+            return f"{self.file}:{self.line} {self.old} {self.name} -> {self.new}"
+        about = f" on {self.name}" if self.name else ""
+        return f"{self.file}:{self.line} {self.old}(){about} -> {self.new}()"
 
 
 @dataclass
@@ -228,28 +231,36 @@ def mutex_obstacles(inst: Instance) -> list[str]:
     return problems
 
 
-def declared_name(inst: Instance) -> str:
-    """The identifier a declaration of INST declares (cmd.poll_sem -> poll_sem)."""
+def identity(inst: Instance) -> str | None:
+    """The name every position of INST mentions, None when it has none.
+
+    A declaration declares it; a call's first argument names it (&dev->lock
+    names lock).  apply_rewrite only rewrites a planned line that does, so
+    a plan applied to a tree whose lines moved cannot hit a neighbour.
+    Pointer and unresolved instances are expressions, not names.
+    """
+    if inst.kind in ("pointer", "unresolved"):
+        return None
     return inst.name.split(".")[-1]
 
 
 def edits_for(inst: Instance, target: str) -> list[Edit]:
     """Every position of INST to rewrite when it becomes TARGET."""
+    name = identity(inst)
     edits: list[Edit] = []
     if target == MUTEX:
         defines = {i.location for i in inst.inits if i.op == "DEFINE_SEMAPHORE"}
         # DEFINE_SEMAPHORE(x) declares and initialises in one: one edit.
-        edits += [Edit(inst.id, d.file, d.line, DECLARATION, MUTEX, declared_name(inst))
+        edits += [Edit(inst.id, d.file, d.line, DECLARATION, MUTEX, name)
                   for d in inst.decls if d not in defines]
-        edits += [Edit(inst.id, i.location.file, i.location.line, i.op, MUTEX,
-                       declared_name(inst) if i.op == "DEFINE_SEMAPHORE" else None)
+        edits += [Edit(inst.id, i.location.file, i.location.line, i.op, MUTEX, name)
                   for i in inst.inits]
         calls = MUTEX_CALLS
     else:
         calls = COUNTING_CALLS
     # Wrapper calls (op lock-wrapper/unlock-wrapper) are not API calls: the
     # down()/up() inside the wrapper is a site of its own.
-    edits += [Edit(inst.id, s.location.file, s.location.line, s.op, target, None, s.macro)
+    edits += [Edit(inst.id, s.location.file, s.location.line, s.op, target, name, s.macro)
               for s in inst.sites if s.op in calls]
     return list(dict.fromkeys(edits))  # two calls on one line: one edit
 
@@ -320,7 +331,7 @@ def demote(plan: RewritePlan, why: dict[str, list[str]]) -> RewritePlan:
         if e.instance not in why:
             edits.append(e)
         elif e.op in COUNTING_CALLS:
-            edits.append(replace(e, to=COUNTING, name=None))
+            edits.append(replace(e, to=COUNTING))
     demoted = {k: list(v) for k, v in plan.demoted.items()}
     for iid, reasons in why.items():
         demoted.setdefault(iid, []).extend(reasons)
@@ -375,37 +386,39 @@ class RewriteResult:
     files_changed: list[str]
     instances: list[InstanceRewrite]
     includes: list[IncludeOutcome]
-    parse_errors: dict[str, list[str]] = field(default_factory=dict)
+    parse_errors: dict[str, list[ParseError]] = field(default_factory=dict)
     # lines spatch changed that no edit planned: must stay empty
     unplanned_changes: list[Location] = field(default_factory=list)
 
     @property
     def nothing_to_do(self) -> bool:
         """True when the tree already carried every planned change."""
-        return (not self.files_changed
-                and all(o.status == ALREADY for i in self.instances for o in i.outcomes)
-                and all(inc.status == PRESENT for inc in self.includes))
+        outcomes = [o for i in self.instances for o in i.outcomes]
+        return (bool(outcomes) and not self.files_changed
+                and all(o.status == ALREADY for o in outcomes))
 
     def not_converted(self) -> list[EditOutcome]:
         return [o for i in self.instances for o in i.with_status(NOT_CONVERTED)]
 
     def summary(self) -> str:
-        if not any(i.outcomes for i in self.instances):
-            return "nothing to rewrite: the plan has no position to change"
-        if self.nothing_to_do:
-            return ("nothing to do: every planned position of the "
-                    f"{len(self.instances)} instances is already rewritten")
+        """What happened, then every problem, one per line."""
         count: dict[str, int] = defaultdict(int)
         for inst in self.instances:
             for o in inst.outcomes:
                 count[o.status] += 1
         mutexes = sum(1 for i in self.instances if i.target == MUTEX)
         added = sum(1 for inc in self.includes if inc.status == ADDED)
-        lines = [f"{len(self.instances)} instances ({mutexes} to struct mutex): "
-                 f"{count[CONVERTED]} positions rewritten, {count[ALREADY]} already "
-                 f"rewritten, {count[NOT_CONVERTED]} not converted; "
-                 f"{len(self.files_changed)} files changed, {added} <linux/mutex.h> "
-                 "includes added"]
+        if not count:
+            lines = ["nothing to rewrite: the plan has no position to change"]
+        elif self.nothing_to_do:
+            lines = [f"nothing to do: the {count[ALREADY]} planned positions of the "
+                     f"{len(self.instances)} instances are already rewritten"]
+        else:
+            lines = [f"{len(self.instances)} instances ({mutexes} to struct mutex): "
+                     f"{count[CONVERTED]} positions rewritten, {count[ALREADY]} already "
+                     f"rewritten, {count[NOT_CONVERTED]} not converted; "
+                     f"{len(self.files_changed)} files changed, {added} "
+                     "<linux/mutex.h> includes added"]
         for inst in self.instances:
             for why in inst.demoted:
                 lines.append(f"  {inst.instance} stays a semaphore: {why}")
@@ -427,7 +440,7 @@ class RewriteResult:
 @dataclass
 class SpatchRun:
     records: list[dict]
-    parse_errors: dict[str, list[str]]  # absolute file -> messages
+    parse_errors: dict[str, list[ParseError]]  # file as given -> skipped regions
 
 
 def run_spatch(spatch: Path, cocci: list[Path], virtual: str, files: list[Path],
@@ -461,13 +474,7 @@ def run_spatch(spatch: Path, cocci: list[Path], virtual: str, files: list[Path],
     # With --in-place spatch still prints its diff; the rules print JSON.
     records = [json.loads(line) for line in done.stdout.splitlines()
                if line.startswith("{")]
-    errors = parse_errors(done.stderr)
-    for line in done.stderr.splitlines():
-        if "timeout" in line.lower():
-            for f in files:
-                if str(f) in line:
-                    errors.setdefault(str(f), []).append("spatch timed out on this file")
-    return SpatchRun(records, errors)
+    return SpatchRun(records, parse_errors(done.stderr))
 
 
 # --------------------------------------------------------------------------
@@ -476,14 +483,21 @@ def run_spatch(spatch: Path, cocci: list[Path], virtual: str, files: list[Path],
 
 @dataclass
 class FileState:
-    # line -> (spelling, declared name or None): calls, declarations, defines
-    spellings: dict[int, list[tuple[str, str | None]]] = field(
-        default_factory=lambda: defaultdict(list))
+    # line -> {(spelling, column): names}: calls with the names their first
+    # argument is made of, declarations and defines with the name declared
+    spellings: dict[int, dict[tuple[str, int], set[str]]] = field(
+        default_factory=lambda: defaultdict(dict))
     includes: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
 
+    def add(self, line: int, spelling: str, column: int, name: str | None) -> None:
+        names = self.spellings[line].setdefault((spelling, column), set())
+        if name:
+            names.add(name)
+
     def has(self, line: int, spelling: str, name: str | None = None) -> bool:
-        return any(s == spelling and (name is None or n == name)
-                   for s, n in self.spellings.get(line, []))
+        """SPELLING at LINE; about NAME (declares it, or its argument names it)."""
+        return any(s == spelling and (name is None or name in names)
+                   for (s, _), names in self.spellings.get(line, {}).items())
 
     def mutex_header_line(self) -> int | None:
         lines = [n for n, styles in self.includes.items() if "mutex" in styles]
@@ -493,20 +507,28 @@ class FileState:
 @dataclass
 class TreeState:
     files: dict[str, FileState]
-    parse_errors: dict[str, list[str]]  # relative file -> messages
+    parse_errors: dict[str, list[ParseError]]  # relative file -> skipped regions
 
 
 def read_state(tree: Path, files: list[str], spatch: Path, jobs: int) -> TreeState:
     run = run_spatch(spatch, STATE_COCCI, "report", [tree / f for f in files], jobs)
     states: dict[str, FileState] = {f: FileState() for f in files}
+    calls: dict[tuple[str, int, int], str] = {}  # (file, line, column) -> op
+    for r in run.records:
+        if r["kind"] == "call":
+            calls[(r["file"], r["line"], r["column"])] = r["name"]
     for r in run.records:
         st = states.setdefault(os.path.relpath(r["file"], tree), FileState())
         if r["kind"] == "call":
-            st.spellings[r["line"]].append((r["name"], None))
+            st.add(r["line"], r["name"], r["column"], None)
+        elif r["kind"] == "argument":
+            op = calls.get((r["file"], r["line"], r["column"]))
+            if op:
+                st.add(r["line"], op, r["column"], r["name"])
         elif r["kind"] == "declaration":
-            st.spellings[r["line"]].append((r["type"], r["name"]))
+            st.add(r["line"], r["type"], 0, r["name"])
         elif r["kind"] == "define":
-            st.spellings[r["line"]].append((r["macro"], r["name"]))
+            st.add(r["line"], r["macro"], 0, r["name"])
         elif r["kind"] == "include":
             st.includes[r["line"]].add(r["style"])
     errors = {os.path.relpath(f, tree): m for f, m in run.parse_errors.items()}
@@ -531,18 +553,30 @@ def rewritten_below_include(edit: Edit, state: FileState) -> bool:
             and is_rewritten(replace(edit, line=edit.line + 1), state))
 
 
-def missing_why(edit: Edit, errors: dict[str, list[str]]) -> str:
-    what = f"{edit.old} {edit.name}" if edit.name else f"{edit.old}()"
+def parse_trouble(edit: Edit, errors: dict[str, list[ParseError]]) -> str | None:
+    """What spatch could not parse in the edit's file, the region holding
+    the edit first."""
+    regions = errors.get(edit.file, [])
+    covering = [r for r in regions if r.first_line <= edit.line <= r.last_line]
+    return (covering or regions)[0].message if regions else None
+
+
+def missing_why(edit: Edit, errors: dict[str, list[ParseError]]) -> str:
+    if edit.op == DECLARATION:
+        what = f"{edit.old} {edit.name}"
+    else:
+        what = f"{edit.old}()" + (f" on {edit.name}" if edit.name else "")
     where = f"no {what} at {edit.location} in the file as spatch parses it"
-    if errors.get(edit.file):
-        return f"{where}; spatch could not parse part of the file: {errors[edit.file][0]}"
+    trouble = parse_trouble(edit, errors)
+    if trouble:
+        return f"{where}; spatch could not parse part of the file: {trouble}"
     return f"{where} (has the file changed since the analysis?)"
 
 
-def not_rewritten_why(edit: Edit, errors: dict[str, list[str]]) -> str:
-    if errors.get(edit.file):
-        return ("spatch left it unchanged and could not parse part of the file: "
-                f"{errors[edit.file][0]}")
+def not_rewritten_why(edit: Edit, errors: dict[str, list[ParseError]]) -> str:
+    trouble = parse_trouble(edit, errors)
+    if trouble:
+        return f"spatch left it unchanged; it could not parse part of the file: {trouble}"
     if edit.op == DECLARATION:
         return ("no rule of cocci/rewrite matches this declaration (several "
                 "variables declared in one statement?)")
@@ -616,7 +650,7 @@ class TransformRun:
     originals: dict[str, bytes]  # file -> bytes before, for files it changed
     shifts_before: dict[str, list[tuple[int, int]]]  # to roll the plan back
     unplanned: list[Location]
-    parse_errors: dict[str, list[str]]
+    parse_errors: dict[str, list[ParseError]]
 
 
 def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
@@ -637,7 +671,7 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
     shifts_before = {f: list(v) for f, v in plan.line_shifts.items()}
     last = dict(originals)
     forms: dict[Edit, str] = {}
-    errors: dict[str, list[str]] = {}
+    errors: dict[str, list[ParseError]] = {}
     remaining = list(pending)
     while remaining:
         todo = sorted({e.file for e in remaining})

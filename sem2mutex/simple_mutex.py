@@ -28,6 +28,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from .model import CoreChange
 from .paths import COCCI_DIR, CORE_DIR
 
 SIMPLE_MUTEX_FILES_DIR = CORE_DIR / "simple-mutex"
@@ -36,14 +37,6 @@ WW_RT_COCCI = COCCI_DIR / "core" / "simple_mutex_ww_rt.cocci"
 # with -D log_changes; every rule must fire at least once.
 WW_RT_COCCI_RULES = ("ww_waiter", "ww_orig_waiter")
 COCCI_LOG_PREFIX = "sem2mutex-cocci: "
-
-
-@dataclass(frozen=True)
-class CoreChange:
-    """One core patch of the series: what it is and why (commit message)."""
-
-    subject: str
-    body: str
 
 
 @dataclass(frozen=True)
