@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// Report, for the files sem2mutex rewrites, every use of the semaphore API
+/// and of what the rewrite turns it into: calls of the down()/up() family,
+/// sema_init(), __SEMAPHORE_INITIALIZER() and of their mutex and down_sem()
+/// replacements, with the variable and field names of their first
+/// argument; struct semaphore and struct mutex declarations (variables
+/// and struct or union fields); DEFINE_SEMAPHORE() and DEFINE_MUTEX(); and
+/// the #include lines.  One JSON object per line on stdout.
+///
+/// sem2mutex runs it before a rewrite, to know what is still to do (a tree
+/// that already carries the rewrite has nothing left), and after it, to
+/// check that every planned position was rewritten.
+//
+// Confidence: High
+// Copyright: (C) 2026 sem2mutex developers
+// Options: --no-includes --include-headers
+// Keywords: semaphore, mutex, sem2mutex
+
+virtual report
+
+@initialize:python depends on report@
+@@
+import json
+
+
+def state(kind, p, **fields):
+	fields.update(kind=kind, file=p[0].file, line=int(p[0].line))
+	print(json.dumps(fields, sort_keys=True), flush=True)
+
+// ----------------------------------------------------------------- calls
+
+@call depends on report@
+identifier op = {down, down_interruptible, down_killable, down_trylock,
+		 down_timeout, up, sema_init, __SEMAPHORE_INITIALIZER,
+		 mutex_lock, mutex_lock_interruptible, mutex_lock_killable,
+		 mutex_trylock, mutex_unlock, mutex_init, __MUTEX_INITIALIZER,
+		 down_sem, down_sem_interruptible, down_sem_killable,
+		 down_sem_trylock, down_sem_timeout, up_sem};
+position p;
+@@
+op@p(...)
+
+@script:python depends on call@
+op << call.op;
+p << call.p;
+@@
+state("call", p, name=op, column=int(p[0].column))
+
+// The names the first argument is made of (variables, fields), so that
+// sem2mutex can check that the call at a planned line is the planned
+// instance's: &dev->lock names dev and lock.
+@call_variable depends on report@
+identifier call.op;
+position call.p;
+identifier i;
+@@
+op@p(<+... i ...+>, ...)
+
+@script:python depends on call_variable@
+i << call_variable.i;
+p << call.p;
+@@
+state("argument", p, name=i, column=int(p[0].column))
+
+@call_field depends on report@
+identifier call.op;
+position call.p;
+identifier fld;
+expression E;
+@@
+op@p(<+... \(E->fld\|E.fld\) ...+>, ...)
+
+@script:python depends on call_field@
+fld << call_field.fld;
+p << call.p;
+@@
+state("argument", p, name=fld, column=int(p[0].column))
+
+// ---------------------------------------------------------- declarations
+
+@variable depends on report@
+identifier x;
+expression N, E;
+position p;
+type T = {struct semaphore, struct mutex};
+@@
+(
+T x@p;
+|
+T x@p = E;
+|
+T x@p[N];
+|
+T x@p[N] = E;
+|
+T x@p[] = E;
+)
+
+@script:python depends on variable@
+T << variable.T;
+x << variable.x;
+p << variable.p;
+@@
+state("declaration", p, type=T, name=x)
+
+@struct_field depends on report@
+type S;
+identifier fld;
+expression N;
+position p;
+type T = {struct semaphore, struct mutex};
+@@
+S {
+  ...
+(
+  T fld@p;
+|
+  T fld@p[N];
+)
+  ...
+};
+
+@script:python depends on struct_field@
+T << struct_field.T;
+fld << struct_field.fld;
+p << struct_field.p;
+@@
+state("declaration", p, type=T, name=fld)
+
+@nested_field depends on report@
+type S;
+identifier fld;
+expression N;
+position p;
+type T = {struct semaphore, struct mutex};
+@@
+S {
+  ...
+(
+  struct { ... T fld@p; ... };
+|
+  struct { ... T fld@p[N]; ... };
+|
+  union { ... T fld@p; ... };
+|
+  union { ... T fld@p[N]; ... };
+)
+  ...
+};
+
+@script:python depends on nested_field@
+T << nested_field.T;
+fld << nested_field.fld;
+p << nested_field.p;
+@@
+state("declaration", p, type=T, name=fld)
+
+@named_nested_field depends on report@
+type S;
+identifier fld, holder;
+expression N;
+position p;
+type T = {struct semaphore, struct mutex};
+@@
+S {
+  ...
+(
+  struct { ... T fld@p; ... } holder;
+|
+  struct { ... T fld@p[N]; ... } holder;
+|
+  union { ... T fld@p; ... } holder;
+|
+  union { ... T fld@p[N]; ... } holder;
+)
+  ...
+};
+
+@script:python depends on named_nested_field@
+T << named_nested_field.T;
+fld << named_nested_field.fld;
+p << named_nested_field.p;
+@@
+state("declaration", p, type=T, name=fld)
+
+@define_semaphore depends on report@
+declarer name DEFINE_SEMAPHORE;
+identifier x;
+position p;
+@@
+DEFINE_SEMAPHORE(x@p, ...);
+
+@script:python depends on define_semaphore@
+x << define_semaphore.x;
+p << define_semaphore.p;
+@@
+state("define", p, macro="DEFINE_SEMAPHORE", name=x)
+
+@define_mutex depends on report@
+declarer name DEFINE_MUTEX;
+identifier x;
+position p;
+@@
+DEFINE_MUTEX(x@p);
+
+@script:python depends on define_mutex@
+x << define_mutex.x;
+p << define_mutex.p;
+@@
+state("define", p, macro="DEFINE_MUTEX", name=x)
+
+// -------------------------------------------------------------- includes
+
+@linux_include depends on report@
+position p;
+@@
+#include <linux/...>@p
+
+@script:python depends on linux_include@
+p << linux_include.p;
+@@
+state("include", p, style="linux")
+
+@angle_include depends on report@
+position p;
+@@
+#include <...>@p
+
+@script:python depends on angle_include@
+p << angle_include.p;
+@@
+state("include", p, style="angle")
+
+@quoted_include depends on report@
+position p;
+@@
+#include "..."@p
+
+@script:python depends on quoted_include@
+p << quoted_include.p;
+@@
+state("include", p, style="quoted")
+
+@mutex_include depends on report@
+position p;
+@@
+#include <linux/mutex.h>@p
+
+@script:python depends on mutex_include@
+p << mutex_include.p;
+@@
+state("include", p, style="mutex")
