@@ -4,11 +4,12 @@
 
 ``plan_rewrite`` is pure: it decides, for every instance, whether it becomes
 a ``struct mutex`` or moves to the renamed counting API, and lists every
-position to change (file, line, operation, and for a declaration the name
-declared).  ``apply_rewrite`` hands those positions to the semantic patches
-in ``cocci/rewrite/`` through a JSON plan file, so spatch changes exactly
-the calls and declarations the audit found, then checks with
-``rewrite_state.cocci`` that every planned position was rewritten.
+position to change: file, line, operation, and the instance's name, which
+a declaration declares and a call's argument mentions.  ``apply_rewrite``
+hands those positions to the semantic patches in ``cocci/rewrite/``
+through a JSON plan file, so spatch changes exactly the calls and
+declarations the audit found, then checks with ``rewrite_state.cocci``
+that every planned position was rewritten.
 
 Positions are lines because the audit's sites carry lines only.  Two
 instances with the same operation on one line cannot be told apart that
