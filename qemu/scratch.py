@@ -5,46 +5,24 @@ the harness's self-test and CLI users who just want to boot a stock tree.
 """
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
 from qemu.errors import TreeError
-from sem2mutex.paths import DEBIAN_SOURCE_DIRNAME, DEBIAN_SOURCE_TARBALL, CacheLayout
+from sem2mutex import intake
+from sem2mutex.paths import DEBIAN_SOURCE_TARBALL, CacheLayout
 
 SCRATCH_MARKER = ".sem2mutex-scratch-of"
 
 
-@contextmanager
-def _locked(lock_path: Path):
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def ensure_default_tree(layout: CacheLayout, tarball: Path = DEBIAN_SOURCE_TARBALL) -> Path:
     """The unpacked Debian linux-source-6.1 tree, unpacking it on a cold cache."""
-    tree = layout.default_tree
-    with _locked(layout.root / ".default-tree.lock"):
-        if (tree / "Makefile").is_file():
-            return tree
-        if not tarball.is_file():
-            raise TreeError(f"no kernel tree at {tree} and no {tarball} to unpack")
-        unpack_dir = Path(tempfile.mkdtemp(prefix=".unpack-", dir=layout.root))
-        try:
-            subprocess.run(["tar", "-xf", str(tarball), "-C", str(unpack_dir)], check=True)
-            os.rename(unpack_dir / DEBIAN_SOURCE_DIRNAME, tree)
-        finally:
-            shutil.rmtree(unpack_dir, ignore_errors=True)
-    return tree
+    try:
+        return intake.ensure_default_tree(layout, tarball)
+    except intake.IntakeError as err:
+        raise TreeError(str(err)) from None
 
 
 def hardlinked_scratch(source: Path, dest: Path) -> Path:
@@ -58,7 +36,7 @@ def hardlinked_scratch(source: Path, dest: Path) -> Path:
     """
     source = source.resolve()
     marker = dest / SCRATCH_MARKER
-    with _locked(dest.parent / f".{dest.name}.lock"):
+    with intake.locked(dest.parent / f".{dest.name}.lock"):
         if marker.is_file() and marker.read_text() == str(source):
             return dest
         partial = dest.with_name(dest.name + ".partial")

@@ -7,12 +7,14 @@ everything about them.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,25 +92,36 @@ def open_tree(path: Path) -> KernelTree:
                       is_git=(path / ".git").exists())
 
 
+@contextmanager
+def locked(lock_path: Path):
+    """An exclusive lock file: several processes may want the tree at once."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def ensure_default_tree(cache: CacheLayout, tarball: Path = DEBIAN_SOURCE_TARBALL) -> Path:
     """Unpack Debian's linux-source tarball into the cache once, atomically."""
     tree = cache.default_tree
-    if (tree / "Makefile").is_file():
-        return tree
-    if not tarball.is_file():
-        raise IntakeError(
-            f"no TREE given and {tarball} is missing: apt-get install linux-source-6.1"
-        )
-    cache.root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache.root))
-    try:
-        done = subprocess.run(["tar", "-xf", str(tarball), "-C", str(staging)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            raise IntakeError(f"cannot unpack {tarball}: {done.stderr.strip()}")
-        (staging / DEBIAN_SOURCE_DIRNAME).rename(tree)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with locked(cache.root / ".default-tree.lock"):
+        if (tree / "Makefile").is_file():
+            return tree
+        if not tarball.is_file():
+            raise IntakeError(
+                f"no TREE given and {tarball} is missing: apt-get install linux-source-6.1")
+        staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache.root))
+        try:
+            done = subprocess.run(["tar", "-xf", str(tarball), "-C", str(staging)],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise IntakeError(f"cannot unpack {tarball}: {done.stderr.strip()}")
+            (staging / DEBIAN_SOURCE_DIRNAME).rename(tree)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return tree
 
 
