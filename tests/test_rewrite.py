@@ -1,0 +1,550 @@
+"""The rewrite stage: plan from a real analysis, apply with spatch, diff.
+
+Golden diffs live in tests/rewrite/golden/.  After a deliberate change (to
+the rewrite, the classifier or tests/fixtures/tree), regenerate them with
+SEM2MUTEX_REGEN_GOLDEN=1 and read the diff of tests/rewrite/golden/ before
+committing it: every hunk is a lock changing or keeping its semantics.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURE_TREE, REPO, default_tree_path
+from sem2mutex.analysis import AnalysisRequest, analyse
+from sem2mutex.decisions import load_verdicts
+from sem2mutex.intake import find_spatch, open_tree
+from sem2mutex.model import Init, Instance, Location, SemClass, Site
+from sem2mutex.progress import Progress
+from sem2mutex.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, MUTEX, NOT_ADDED,
+                               NOT_CONVERTED, PRESENT, apply_rewrite, include_anchor,
+                               plan_rewrite, FileState)
+
+REWRITE_DIR = REPO / "tests" / "rewrite"
+OWN_TREE = REWRITE_DIR / "tree"
+OWN_VERDICTS = REWRITE_DIR / "verdicts.toml"
+GOLDEN = REWRITE_DIR / "golden"
+REGENERATE = os.environ.get("SEM2MUTEX_REGEN_GOLDEN") == "1"
+JOBS = 2
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def tree_files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def tree_diff(before: Path, after: Path) -> str:
+    """A unified diff of two trees, stable across machines (no timestamps)."""
+    old, new = tree_files(before), tree_files(after)
+    out = []
+    for name in sorted(set(old) | set(new)):
+        a = old.get(name, b"").decode().splitlines(keepends=True)
+        b = new.get(name, b"").decode().splitlines(keepends=True)
+        out += difflib.unified_diff(a, b, f"a/{name}", f"b/{name}")
+    return "".join(out)
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if REGENERATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert path.is_file(), f"missing golden file {path}; run with SEM2MUTEX_REGEN_GOLDEN=1"
+    assert text == path.read_text(), f"{name} differs from its golden file"
+
+
+def line_of(path: Path, needle: str) -> str:
+    found = [line.strip() for line in path.read_text().splitlines() if needle in line]
+    assert len(found) == 1, f"{needle!r} found {len(found)} times in {path}"
+    return found[0]
+
+
+def function_body(path: Path, signature: str) -> str:
+    """The text from a function's signature line to its closing brace."""
+    lines = path.read_text().splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith(signature))
+    end = next(n for n in range(start, len(lines)) if lines[n] == "}")
+    return "\n".join(lines[start:end + 1])
+
+
+class Run:
+    """A tree analysed, planned and rewritten, with a pristine copy next to it."""
+
+    def __init__(self, root: Path, source: Path, verdicts: Path | None = None):
+        self.pristine = root / "pristine"
+        self.tree = root / "rewritten"
+        shutil.copytree(source, self.pristine)
+        shutil.copytree(source, self.tree)
+        self.spatch = find_spatch()
+        self.audit = analyse(AnalysisRequest(
+            open_tree(self.pristine), self.spatch,
+            verdicts=load_verdicts(verdicts) if verdicts else []), Progress(quiet=True))
+        self.plan = plan_rewrite(self.audit.instances)
+        self.result = apply_rewrite(self.tree, self.plan, self.spatch, JOBS)
+
+    def instance(self, iid: str):
+        found = [i for i in self.result.instances if i.instance == iid]
+        assert found, f"no instance {iid}"
+        return found[0]
+
+    def include(self, file: str):
+        return next(i for i in self.result.includes if i.file == file)
+
+
+@pytest.fixture(scope="module")
+def fixture_run(tmp_path_factory) -> Run:
+    return Run(tmp_path_factory.mktemp("rewrite-fixture"), FIXTURE_TREE)
+
+
+@pytest.fixture(scope="module")
+def own_run(tmp_path_factory) -> Run:
+    return Run(tmp_path_factory.mktemp("rewrite-own"), OWN_TREE, OWN_VERDICTS)
+
+
+# ------------------------------------------------- tests/fixtures/tree
+
+
+def test_fixture_tree_golden_diff(fixture_run):
+    check_golden("fixtures_tree.diff", tree_diff(fixture_run.pristine, fixture_run.tree))
+    check_golden("fixtures_tree.summary", fixture_run.result.summary() + "\n")
+
+
+def test_fixture_tree_every_planned_position_rewritten(fixture_run):
+    result = fixture_run.result
+    assert result.not_converted() == []
+    assert result.unplanned_changes == []
+    outcomes = [o for i in result.instances for o in i.outcomes]
+    assert outcomes and all(o.status == CONVERTED for o in outcomes)
+    # every class of the audit reached the rewrite
+    classes = {i.sem_class for i in fixture_run.audit.instances}
+    assert classes == set(SemClass)
+
+
+def test_fixture_tree_targets_follow_classes(fixture_run):
+    by_id = {i.id: i for i in fixture_run.audit.instances}
+    for inst in fixture_run.result.instances:
+        cls = by_id[inst.instance].sem_class
+        if cls != SemClass.MUTEX:
+            assert inst.target == COUNTING, inst.instance
+        elif not inst.demoted:
+            assert inst.target == MUTEX, inst.instance
+
+
+def test_fixture_tree_header_struct_used_by_two_files(fixture_run):
+    tree = fixture_run.tree / "drivers" / "fixture"
+    assert line_of(tree / "shared.h", "lock;") == "struct mutex lock;"
+    assert "mutex_lock(&dev->lock);" in (tree / "shared_a.c").read_text()
+    assert "mutex_lock_interruptible(&dev->lock)" in (tree / "shared_b.c").read_text()
+    assert fixture_run.include("drivers/fixture/shared.h").status == ADDED
+    # the other struct of the header stays a semaphore (released in an IRQ)
+    assert line_of(tree / "shared.h", "busy;") == "struct semaphore busy;"
+    assert "down_sem_trylock(&dev->busy)" in (tree / "irq_b.c").read_text()
+
+
+def test_fixture_tree_static_initialisers_and_define(fixture_run):
+    paired = fixture_run.tree / "drivers" / "fixture" / "paired.c"
+    assert line_of(paired, "DEFINE_MUTEX(") == "static DEFINE_MUTEX(paired_global);"
+    assert "DEFINE_SEMAPHORE" not in paired.read_text()
+    assert line_of(paired, "paired_static =") == \
+        "static struct mutex paired_static = __MUTEX_INITIALIZER(paired_static);"
+    assert line_of(paired, "struct mutex local;") == "struct mutex local;"
+    assert line_of(paired, "init(&local);") == "mutex_init(&local);"
+
+
+def test_fixture_tree_pointer_and_macro_sites_renamed(fixture_run):
+    tree = fixture_run.tree
+    pointer = (tree / "fs" / "fixture" / "pointer.c").read_text()
+    assert "down_sem(sem);" in pointer and "up_sem((struct semaphore *)handle);" in pointer
+    assert "sema_init(sem, initial);" in pointer  # initialisers stay
+    macro = tree / "drivers" / "fixture" / "macro.c"
+    assert line_of(macro, "#define macro_lock()") == "#define macro_lock()\tdown_sem(&macro_sem)"
+
+
+def test_fixture_tree_rerun_has_nothing_to_do(fixture_run, tmp_path):
+    before = tree_files(fixture_run.tree)
+    again = apply_rewrite(fixture_run.tree, fixture_run.plan, fixture_run.spatch, JOBS)
+    assert again.nothing_to_do, again.summary()
+    assert again.summary().startswith("nothing to do")
+    assert tree_files(fixture_run.tree) == before
+    # a fresh plan from the same audit finds everything done too
+    fresh = apply_rewrite(fixture_run.tree, plan_rewrite(fixture_run.audit.instances),
+                          fixture_run.spatch, JOBS)
+    assert fresh.nothing_to_do, fresh.summary()
+    assert tree_files(fixture_run.tree) == before
+
+
+def test_hard_linked_scratch_leaves_the_original_alone(fixture_run, tmp_path):
+    """spatch --in-place writes through hard links; the rewrite breaks them."""
+    original = tmp_path / "original"
+    shutil.copytree(FIXTURE_TREE, original)
+    linked = tmp_path / "linked"
+    shutil.copytree(original, linked, copy_function=os.link)
+    before = tree_files(original)
+    plan = plan_rewrite(fixture_run.audit.instances)
+    ids = {i.id for i in fixture_run.audit.instances
+           if i.file.startswith("drivers/fixture/paired")}
+    result = apply_rewrite(linked, plan, fixture_run.spatch, JOBS, ids)
+    assert result.files_changed == ["drivers/fixture/paired.c"]
+    assert tree_files(original) == before
+    assert (linked / "drivers/fixture/paired.c").read_bytes() != \
+        before["drivers/fixture/paired.c"]
+
+
+# ------------------------------------------------------- tests/rewrite/tree
+
+
+def test_own_tree_golden_diff(own_run):
+    check_golden("own_tree.diff", tree_diff(own_run.pristine, own_run.tree))
+    check_golden("own_tree.summary", own_run.result.summary() + "\n")
+
+
+def test_own_tree_every_kept_position_rewritten(own_run):
+    assert own_run.result.not_converted() == []
+    assert own_run.result.unplanned_changes == []
+
+
+# (function, the line before, the line after): getting one wrong inverts a lock
+TRYLOCK_FORMS = [
+    ("int tl_if(", "if (down_trylock(&try_if))", "if (!mutex_trylock(&try_if))"),
+    ("int tl_if_not(", "if (!down_trylock(&try_if_not)) {",
+     "if (mutex_trylock(&try_if_not)) {"),
+    ("int tl_assign(", "busy = down_trylock(&try_assign);",
+     "busy = !mutex_trylock(&try_assign);"),
+    ("void tl_while(", "while (down_trylock(&try_while))",
+     "while (!mutex_trylock(&try_while))"),
+    ("int tl_return(", "return down_trylock(&try_return);",
+     "return !mutex_trylock(&try_return);"),
+    ("int tl_and(", "if (fast && down_trylock(&try_and))",
+     "if (fast && !mutex_trylock(&try_and))"),
+    ("int tl_or_not(", "if (skip || !down_trylock(&try_or_not))",
+     "if (skip || mutex_trylock(&try_or_not))"),
+    ("int tl_eq(", "if (down_trylock(&try_eq) == 0) {", "if (mutex_trylock(&try_eq)) {"),
+    ("int tl_ne(", "if (down_trylock(&try_ne) != 0)", "if (!mutex_trylock(&try_ne))"),
+    ("int tl_zero_eq(", "if (0 == down_trylock(&try_zero_eq)) {",
+     "if (mutex_trylock(&try_zero_eq)) {"),
+    ("int tl_paren(", "if (!(down_trylock(&try_paren)))", "if (mutex_trylock(&try_paren))"),
+    ("void tl_unused(", "down_trylock(&try_unused);", "mutex_trylock(&try_unused);"),
+    ("int tl_bool(", "int locked = !down_trylock(&try_bool);",
+     "int locked = mutex_trylock(&try_bool);"),
+    ("int tl_cond(", "int busy = wait ? 0 : down_trylock(&try_cond);",
+     "int busy = wait ? 0 : !mutex_trylock(&try_cond);"),
+    # a counting semaphore keeps the semaphore meaning: renamed, not inverted
+    ("int tl_counting(", "if (!down_trylock(&try_counting)) {",
+     "if (!down_sem_trylock(&try_counting)) {"),
+]
+
+
+@pytest.mark.parametrize("function, before, after", TRYLOCK_FORMS,
+                         ids=[f[0].split()[-1].rstrip("(") for f in TRYLOCK_FORMS])
+def test_trylock_forms(own_run, function, before, after):
+    rel = "drivers/rw/trylock.c"
+    old = function_body(own_run.pristine / rel, function)
+    new = function_body(own_run.tree / rel, function)
+    assert before in old
+    assert after in new, new
+    assert old.replace(before, after).replace("up(&", "mutex_unlock(&") == new or \
+        old.replace(before, after).replace("up(&", "up_sem(&") == new
+
+
+def test_trylock_forms_reported(own_run):
+    forms = {o.edit.name: o.form for i in own_run.result.instances for o in i.outcomes
+             if o.edit.op == "down_trylock" and o.edit.to == MUTEX}
+    assert forms["try_if_not"] == "!down_trylock(E) -> mutex_trylock(E)"
+    assert forms["try_eq"] == "down_trylock(E) == 0 -> mutex_trylock(E)"
+    assert forms["try_assign"] == "down_trylock(E) as a value -> !mutex_trylock(E)"
+    assert forms["try_unused"] == "down_trylock(E); -> mutex_trylock(E);"
+    assert forms["try_if"].endswith("-> !mutex_trylock(E)")
+
+
+def test_own_tree_declarations(own_run):
+    rw = own_run.tree / "drivers" / "rw"
+    assert line_of(rw / "rw.h", "lock;") == "struct mutex\tlock;\t/* protects users */"
+    assert line_of(rw / "rw.h", "slots[2];") == "struct mutex slots[2];"
+    assert line_of(rw / "rw.h", "poll_sem;") == "struct mutex poll_sem;"
+    assert line_of(rw / "rw.h", "extern struct") == "extern struct mutex rw_global_sem;"
+    assert line_of(rw / "decls.c", "DEFINE_") == "DEFINE_MUTEX(rw_global_sem);"
+    assert "mutex_lock_killable(&dev->cmd.poll_sem)" in (rw / "decls.c").read_text()
+    assert "mutex_lock(&dev->slots[i]);" in (rw / "decls.c").read_text()
+    # a member of an anonymous union the analysis cannot tie stays a semaphore
+    assert line_of(rw / "rw.h", "u_sem;") == "struct semaphore u_sem;"
+    assert "down_sem(&dev->u_sem);" in (rw / "decls.c").read_text()
+
+
+def test_own_tree_includes(own_run):
+    rw = own_run.tree / "drivers" / "rw"
+    # one block of <...> includes: after its last line
+    assert own_run.include("drivers/rw/rw.h").status == ADDED
+    text = (rw / "rw.h").read_text()
+    assert "#include <linux/types.h>\n#include <linux/mutex.h>\n" in text
+    # two blocks: before the first, never after the block further down
+    assert own_run.include("drivers/rw/edge.c").status == ADDED
+    assert "#include <linux/mutex.h>\n#include <linux/errno.h>\n" in (rw / "edge.c").read_text()
+    # already there: not added twice
+    assert own_run.include("drivers/rw/decls.c").status == PRESENT
+    assert (rw / "decls.c").read_text().count("#include <linux/mutex.h>") == 1
+    # nothing to stand next to: reported, not guessed
+    bare = own_run.include("drivers/rw/bare.h")
+    assert bare.status == NOT_ADDED and "no #include" in bare.why
+    assert line_of(rw / "bare.h", "bare_lock;") == "struct mutex bare_lock;"
+    # files that only use the mutex get it through the header
+    assert "mutex.h" not in (rw / "user.c").read_text()
+
+
+def test_own_tree_demotions_keep_semaphores(own_run):
+    edge = own_run.tree / "drivers" / "rw" / "edge.c"
+    for iid in ("static:drivers/rw/edge.c:md_a", "static:drivers/rw/edge.c:md_b"):
+        inst = own_run.instance(iid)
+        assert inst.target == COUNTING
+        assert any("several variables" in why for why in inst.demoted)
+    assert line_of(edge, "md_a, md_b;") == "static struct semaphore md_a, md_b;"
+    assert "down_sem(&md_a);" in edge.read_text()
+    clash = own_run.instance("static:drivers/rw/edge.c:clash_mutex")
+    assert clash.target == COUNTING and "shared with" in clash.demoted[0]
+    assert line_of(edge, "; down_sem(") == "down_sem(&clash_mutex); down_sem(&clash_count);"
+    assert own_run.instance("static:drivers/rw/edge.c:edge_lock").target == MUTEX
+
+
+def test_own_tree_long_line_and_macros(own_run):
+    edge = own_run.tree / "drivers" / "rw" / "edge.c"
+    body = function_body(edge, "int edge_long(")
+    assert "down_sem_timeout(&device_with_long_name->semaphore_with_a_long_name,\n" in body
+    assert "up_sem(&device_with_long_name->semaphore_with_a_long_name);" in body
+    assert line_of(edge, "down_sem(sem);") == "down_sem(sem);\t\t\\"
+    assert line_of(edge, "#define edge_release()") == \
+        "#define edge_release()\tup_sem(&clash_count)"
+
+
+def test_one_call_per_instance_group_gives_the_same_tree(own_run, tmp_path):
+    """The series applies the plan one subsystem at a time on one tree.
+
+    The long line of edge_long() is broken over two lines first, so every
+    later call must find its positions one line further down."""
+    tree = tmp_path / "tree"
+    shutil.copytree(own_run.pristine, tree)
+    plan = plan_rewrite(own_run.audit.instances)
+    long_one = {i for i in plan.targets if "semaphore_with_a_long_name" in i}
+    rest = set(plan.targets) - long_one
+    first = apply_rewrite(tree, plan, own_run.spatch, JOBS, long_one)
+    assert [o.status for i in first.instances for o in i.outcomes] == [CONVERTED] * 2
+    assert plan.line_shifts["drivers/rw/edge.c"] == [(44, 1)]
+    second = apply_rewrite(tree, plan, own_run.spatch, JOBS, rest)
+    assert second.not_converted() == [] and second.unplanned_changes == []
+    assert tree_files(tree) == tree_files(own_run.tree)
+    again = apply_rewrite(tree, plan, own_run.spatch, JOBS)
+    assert again.nothing_to_do, again.summary()
+
+
+def test_own_tree_rerun_and_stale_plan_change_nothing(own_run):
+    before = tree_files(own_run.tree)
+    again = apply_rewrite(own_run.tree, own_run.plan, own_run.spatch, JOBS)
+    assert again.nothing_to_do, again.summary()
+    # A plan made for the pristine tree does not know the lines that moved:
+    # it may fail to find positions, but it must never rewrite a neighbour.
+    stale = apply_rewrite(own_run.tree, plan_rewrite(own_run.audit.instances),
+                          own_run.spatch, JOBS)
+    assert stale.files_changed == []
+    assert tree_files(own_run.tree) == before
+    assert {o.status for i in stale.instances for o in i.outcomes} <= {ALREADY, NOT_CONVERTED}
+
+
+# ------------------------------------------------------------ plan, pure
+
+
+def site(file, line, op, function="f", macro=None, via=None):
+    return Site(Location(file, line), function, op, True, macro, via)
+
+
+def instance(iid, cls, sites, inits=((10, "sema_init", 1),), kind="static", decls=((5,),)):
+    return Instance(id=iid, kind=kind, name=iid.split(":")[-1], struct=None, file="a.c",
+                    decls=[Location("a.c", d[0]) for d in decls],
+                    inits=[Init(Location("a.c", n), op, c, str(c)) for n, op, c in inits],
+                    sites=list(sites), sem_class=cls)
+
+
+def test_plan_maps_every_op():
+    mutex = instance("static:a.c:m", SemClass.MUTEX,
+                     [site("a.c", 20, "down"), site("a.c", 21, "up"),
+                      site("a.c", 22, "down_trylock"), site("a.c", 23, "down_killable"),
+                      site("a.c", 24, "lock-wrapper", via="m_lock")])
+    counting = instance("static:a.c:c", SemClass.COUNTING,
+                        [site("a.c", 30, "down_timeout"), site("a.c", 31, "up", macro="C_UP")],
+                        inits=((11, "sema_init", 4),), decls=((6,),))
+    plan = plan_rewrite([mutex, counting])
+    got = {(e.line, e.op, e.to, e.new) for e in plan.edits}
+    assert got == {
+        (5, "declaration", MUTEX, "struct mutex"),
+        (10, "sema_init", MUTEX, "mutex_init"),
+        (20, "down", MUTEX, "mutex_lock"),
+        (21, "up", MUTEX, "mutex_unlock"),
+        (22, "down_trylock", MUTEX, "mutex_trylock"),
+        (23, "down_killable", MUTEX, "mutex_lock_killable"),
+        (30, "down_timeout", COUNTING, "down_sem_timeout"),
+        (31, "up", COUNTING, "up_sem"),
+    }
+    assert plan.targets == {"static:a.c:m": MUTEX, "static:a.c:c": COUNTING}
+    assert plan.demoted == {}
+
+
+@pytest.mark.parametrize("sites, inits, kind, why", [
+    ([site("a.c", 20, "down", macro="LOCK")], ((10, "sema_init", 1),), "static",
+     "a macro site never makes a mutex"),
+    ([site("a.c", 20, "down_timeout")], ((10, "sema_init", 1),), "static",
+     "no mutex equivalent"),
+    ([site("a.c", 20, "down")], ((10, "sema_init", 2),), "static", "not 1"),
+    ([site("a.c", 20, "down")], (), "static", "no initialiser"),
+    ([site("a.c", 20, "down")], ((10, "init_MUTEX", 1),), "static", "no mutex rewrite"),
+    ([site("a.c", 20, "down")], ((10, "sema_init", 1),), "pointer", "pointer instance"),
+])
+def test_plan_keeps_unsafe_mutexes_as_semaphores(sites, inits, kind, why):
+    inst = instance("static:a.c:m", SemClass.MUTEX, sites, inits=inits, kind=kind)
+    plan = plan_rewrite([inst])
+    assert plan.targets["static:a.c:m"] == COUNTING
+    assert any(why in w for w in plan.demoted["static:a.c:m"]), plan.demoted
+    assert all(e.to == COUNTING and e.op not in ("declaration", "sema_init")
+               for e in plan.edits)
+
+
+def test_plan_demotes_a_mutex_sharing_a_line_with_a_semaphore():
+    mutex = instance("static:a.c:m", SemClass.MUTEX, [site("a.c", 20, "down")])
+    other = instance("static:a.c:c", SemClass.SIGNAL, [site("a.c", 20, "down")],
+                     inits=((11, "sema_init", 0),), decls=((6,),))
+    plan = plan_rewrite([mutex, other])
+    assert plan.targets["static:a.c:m"] == COUNTING
+    assert "shared with static:a.c:c" in plan.demoted["static:a.c:m"][0]
+    # two mutexes on one line are fine
+    both = plan_rewrite([mutex, instance("static:a.c:n", SemClass.MUTEX,
+                                         [site("a.c", 20, "down")], decls=((7,),))])
+    assert set(both.targets.values()) == {MUTEX}
+
+
+def test_plan_line_shifts_map_both_ways():
+    plan = plan_rewrite([])
+    plan.record_changes("f.c", b"a\nb\nc\nd\n", b"a\nb1\nb2\nc\nd\n")
+    assert plan.line_shifts == {"f.c": [(2, 1)]}
+    assert [plan.current_line("f.c", n) for n in (1, 2, 3, 4)] == [1, 2, 4, 5]
+    assert plan.audit_line("f.c", 4) == 3
+    plan.record_changes("f.c", b"a\nb1\nb2\nc\nd\n", b"i\na\nb1\nb2\nc\nd\n")
+    assert [plan.current_line("f.c", n) for n in (1, 2, 3, 4)] == [2, 3, 5, 6]
+
+
+def test_include_anchor_choices():
+    def state(**includes):
+        st = FileState()
+        for line, styles in includes.items():
+            st.includes[int(line[1:])] = set(styles.split())
+        return st
+    assert include_anchor(state(l3="linux angle", l4="linux angle", l5="angle")) == (5, "after")
+    assert include_anchor(state(l3="linux angle", l5="angle")) == (3, "before")
+    assert include_anchor(state(l3="quoted", l4="quoted")) == (3, "before")
+    assert include_anchor(state()) is None
+
+
+# ------------------------------------------------------------ real tree
+
+
+def instances_from_audit(audit: dict) -> list[Instance]:
+    """audit.json back into the Instance records plan_rewrite takes."""
+    return [Instance(
+        id=i["id"], kind=i["kind"], name=i["name"], struct=i["struct"], file=i["file"],
+        decl_line=i["line"], decls=[Location(d["file"], d["line"]) for d in i["decls"]],
+        inits=[Init(Location(x["file"], x["line"]), x["op"], x["count"], x["count_text"])
+               for x in i["inits"]],
+        sites=[Site(Location(s["file"], s["line"]), s["function"], s["op"], s["paired"],
+                    s["macro"], s["via_wrapper"]) for s in i["sites"]],
+        sem_class=SemClass(i["class"])) for i in audit["instances"]]
+
+
+CONSOLE_SEM = "static:kernel/printk/printk.c:console_sem"
+
+
+@pytest.fixture(scope="module")
+def real_run(default_audit, tmp_path_factory):
+    """The mutex instances of the default tree and console_sem, rewritten in
+    copies of their files (the tree itself is only read)."""
+    instances = instances_from_audit(default_audit)
+    plan = plan_rewrite(instances)
+    ids = {i.id for i in instances if i.sem_class == SemClass.MUTEX} | {CONSOLE_SEM}
+    files = sorted({e.file for e in plan.edits if e.instance in ids})
+    root = tmp_path_factory.mktemp("rewrite-real")
+    for rel in files:
+        for side in ("pristine", "rewritten"):
+            (root / side / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(default_tree_path() / rel, root / side / rel)
+    result = apply_rewrite(root / "rewritten", plan, find_spatch(), JOBS, ids)
+    return plan, ids, root, result
+
+
+def test_real_tree_conversions(real_run):
+    plan, ids, root, result = real_run
+    assert {i.instance for i in result.instances} == ids
+    assert result.not_converted() == [], result.summary()
+    assert result.unplanned_changes == []
+    assert sum(1 for i in result.instances if i.target == MUTEX) >= 5
+    for inst in result.instances:
+        if inst.target == MUTEX:
+            ops = {o.edit.op for o in inst.outcomes}
+            assert ops & {"declaration", "DEFINE_SEMAPHORE"} and ops & {"sema_init",
+                                                                       "DEFINE_SEMAPHORE",
+                                                                       "__SEMAPHORE_INITIALIZER"}
+
+
+def test_real_tree_console_sem_moves_to_the_counting_api(real_run):
+    _, _, root, result = real_run
+    console = next(i for i in result.instances if i.instance == CONSOLE_SEM)
+    assert console.target == COUNTING and console.outcomes
+    printk = root / "rewritten" / "kernel" / "printk" / "printk.c"
+    text = printk.read_text()
+    assert "static DEFINE_SEMAPHORE(console_sem);" in text
+    assert "\tdown_sem(&console_sem);\\" in text  # inside the down_console_sem() macro
+    assert "down_sem_trylock(&console_sem)" in text
+    assert "up_sem(&console_sem);" in text
+    for old in ("down(&console_sem)", "down_trylock(&console_sem)", "up(&console_sem)"):
+        assert old not in text
+
+
+def test_real_tree_trylocks_keep_their_meaning(real_run):
+    """Every down_trylock() rewritten, checked against its source line."""
+    plan, _, root, result = real_run
+    checked = set()
+    for inst in result.instances:
+        for o in inst.outcomes:
+            if o.edit.op != "down_trylock":
+                continue
+            old = (root / "pristine" / o.edit.file).read_text().splitlines()
+            new = (root / "rewritten" / o.edit.file).read_text().splitlines()
+            before = old[plan.audit_line(o.edit.file, o.edit.line) - 1]
+            after = new[o.edit.line - 1]
+            if o.edit.to == COUNTING:
+                assert after == before.replace("down_trylock(", "down_sem_trylock(")
+            elif "!down_trylock(" in before:
+                assert after == before.replace("!down_trylock(", "mutex_trylock(")
+            else:
+                assert after == before.replace("down_trylock(", "!mutex_trylock(")
+            checked.add(o.edit.to)
+    assert COUNTING in checked  # console_sem's, at least
+
+
+def test_real_tree_global_with_extern_declaration(real_run):
+    _, _, root, result = real_run
+    if not any(i.instance == "global:ifs_sem" and i.target == MUTEX for i in result.instances):
+        pytest.skip("the analysis no longer classes ifs_sem as a mutex")
+    ifs = root / "rewritten" / "drivers" / "platform" / "x86" / "intel" / "ifs"
+    assert "extern struct mutex ifs_sem;" in (ifs / "ifs.h").read_text()
+    assert "\nDEFINE_MUTEX(ifs_sem);\n" in (ifs / "sysfs.c").read_text()
+    assert "mutex_lock(&ifs_sem);" in (ifs / "core.c").read_text()
+    assert "#include <linux/mutex.h>" in (ifs / "sysfs.c").read_text()
+
+
+def test_real_tree_rerun_has_nothing_to_do(real_run):
+    plan, ids, root, _ = real_run
+    before = tree_files(root / "rewritten")
+    again = apply_rewrite(root / "rewritten", plan, find_spatch(), JOBS, ids)
+    assert again.nothing_to_do, again.summary()
+    assert tree_files(root / "rewritten") == before
