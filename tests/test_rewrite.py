@@ -272,6 +272,9 @@ def test_own_tree_declarations(own_run):
     assert line_of(rw / "decls.c", "DEFINE_") == "DEFINE_MUTEX(rw_global_sem);"
     assert "mutex_lock_killable(&dev->cmd.poll_sem)" in (rw / "decls.c").read_text()
     assert "mutex_lock(&dev->slots[i]);" in (rw / "decls.c").read_text()
+    assert line_of(rw / "decls.c", "reg_lock;") == "struct mutex reg_lock;"
+    assert line_of(rw / "decls.c", "anon_lock;") == "struct mutex anon_lock;"
+    assert "mutex_lock(&rw_anon.anon_lock);" in (rw / "decls.c").read_text()
     # a member of an anonymous union the analysis cannot tie stays a semaphore
     assert line_of(rw / "rw.h", "u_sem;") == "struct semaphore u_sem;"
     assert "down_sem(&dev->u_sem);" in (rw / "decls.c").read_text()

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /// Turn the declarations of semaphores that sem2mutex classified as binary
 /// locks into struct mutex: global, static, extern and local variables,
-/// arrays, struct and union fields (also inside a nested struct or union),
-/// in .c files and in headers; DEFINE_SEMAPHORE(x) becomes DEFINE_MUTEX(x).
+/// arrays, struct and union fields (also inside a nested struct or union,
+/// and of a struct defined together with a variable), in .c files and in
+/// headers; DEFINE_SEMAPHORE(x) becomes DEFINE_MUTEX(x).
 ///
 /// Only the declarations listed in the rewrite plan are changed: the plan is
 /// a JSON file named by $SEM2MUTEX_REWRITE_PLAN, written by sem2mutex from
@@ -115,6 +116,59 @@ fld << struct_field.fld;
 p << struct_field.p;
 @@
 rewrote_declaration("struct_field", p)
+
+// A struct defined together with a variable: static struct foo { ... } foo;
+@struct_field_with_variable depends on patch@
+type T;
+identifier fld, x;
+expression N;
+position p : script:python() { planned_declaration(p) };
+@@
+T {
+  ...
+(
+- struct semaphore
++ struct mutex
+  fld@p;
+|
+- struct semaphore
++ struct mutex
+  fld@p[N];
+)
+  ...
+} x;
+
+@script:python depends on struct_field_with_variable@
+fld << struct_field_with_variable.fld;
+p << struct_field_with_variable.p;
+@@
+rewrote_declaration("struct_field_with_variable", p)
+
+// An anonymous struct variable: static struct { ... } foo;
+@anonymous_struct_variable_field depends on patch@
+identifier fld, x;
+expression N;
+position p : script:python() { planned_declaration(p) };
+@@
+struct {
+  ...
+(
+- struct semaphore
++ struct mutex
+  fld@p;
+|
+- struct semaphore
++ struct mutex
+  fld@p[N];
+)
+  ...
+} x;
+
+@script:python depends on anonymous_struct_variable_field@
+fld << anonymous_struct_variable_field.fld;
+p << anonymous_struct_variable_field.p;
+@@
+rewrote_declaration("anonymous_struct_variable_field", p)
 
 // A member of a named or anonymous struct or union inside a struct.
 @nested_struct_field depends on patch@

@@ -127,6 +127,30 @@ p << struct_field.p;
 @@
 state("declaration", p, type=T, name=fld)
 
+@field_with_variable depends on report@
+type S;
+identifier fld, x;
+expression N;
+position p;
+type T = {struct semaphore, struct mutex};
+@@
+(
+S { ... T fld@p; ... } x;
+|
+S { ... T fld@p[N]; ... } x;
+|
+struct { ... T fld@p; ... } x;
+|
+struct { ... T fld@p[N]; ... } x;
+)
+
+@script:python depends on field_with_variable@
+T << field_with_variable.T;
+fld << field_with_variable.fld;
+p << field_with_variable.p;
+@@
+state("declaration", p, type=T, name=fld)
+
 @nested_field depends on report@
 type S;
 identifier fld;

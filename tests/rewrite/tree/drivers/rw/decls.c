@@ -12,6 +12,17 @@ static struct rw_dev rw_static_dev = {
 	.users = 0,
 };
 
+/* Structs defined together with their variable. */
+static struct rw_registry {
+	int entries;
+	struct semaphore reg_lock;
+} rw_registry;
+
+static struct {
+	struct semaphore anon_lock;
+	int count;
+} rw_anon;
+
 void rw_dev_init(struct rw_dev *dev)
 {
 	int i;
@@ -61,8 +72,24 @@ void rw_bare_set(struct rw_bare *b, int state)
 	up(&b->bare_lock);
 }
 
+void rw_registry_add(void)
+{
+	down(&rw_registry.reg_lock);
+	rw_registry.entries++;
+	up(&rw_registry.reg_lock);
+}
+
+void rw_anon_bump(void)
+{
+	down(&rw_anon.anon_lock);
+	rw_anon.count++;
+	up(&rw_anon.anon_lock);
+}
+
 void rw_static_use(void)
 {
+	sema_init(&rw_registry.reg_lock, 1);
+	sema_init(&rw_anon.anon_lock, 1);
 	rw_dev_init(&rw_static_dev);
 	down(&rw_global_sem);
 	rw_static_dev.users++;
