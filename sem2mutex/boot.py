@@ -501,7 +501,20 @@ def prepare(req: BootStageRequest, variant: Variant, progress: Progress) -> Prep
                     conversion.stale_verdicts, seconds)
 
 
+def check_request(req: BootStageRequest) -> None:
+    """Bad input fails before anything is written."""
+    try:
+        verify.read_series(Path(req.series_dir))
+    except verify.VerifyError as err:
+        raise BootStageError(str(err)) from None
+    if req.decisions and not Path(req.decisions).is_file():
+        raise BootStageError(f"--decisions {req.decisions}: no such file")
+    if not (Path(req.tree) / "Makefile").is_file():
+        raise BootStageError(f"{req.tree} is not a kernel tree")
+
+
 def run_variant(req: BootStageRequest, variant: Variant, progress: Progress) -> BootOutcome:
+    check_request(req)
     out_dir = Path(req.out_dir) / variant.out_subdir if variant.out_subdir else Path(req.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     boot_json, boot_log = out_dir / BOOT_JSON, out_dir / BOOT_LOG

@@ -20,8 +20,6 @@ at most plus well under a minute in QEMU.
 """
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import textwrap
 from pathlib import Path
@@ -157,6 +155,18 @@ def test_forced_wrong_verdict_file_is_valid(tmp_path):
     path.write_text(FORCED_WRONG)
     [verdict] = load_verdicts(path)
     assert verdict.instance == HRTIMER_FIXTURE and verdict.sem_class.value == "mutex"
+
+
+def test_bad_input_fails_before_writing_anything(pristine, tmp_path):
+    out = tmp_path / "out"
+    req = boot.BootStageRequest(tree=pristine, series_dir=tmp_path, out_dir=out,
+                                spatch=find_spatch())
+    with pytest.raises(boot.BootStageError, match="no series file"):
+        boot.boot_series(req, Progress(quiet=True))
+    (tmp_path / "series").write_text("0001-x.patch\n")
+    with pytest.raises(boot.BootStageError, match="missing patch files"):
+        boot.bench_series(req, Progress(quiet=True))
+    assert not out.exists()
 
 
 # --- the fixtures, as the real analysis and rewrite convert them ---------------
