@@ -71,6 +71,7 @@ BENCH_VERDICTS = QEMU_DIR / "bench-verdicts.toml"
 
 ANALYSIS_TREE = "boot-analysis"
 CONVERSION_CACHE = "boot-conversions"
+SERIES_CACHE = "boot-series"
 TREE_MANIFEST = ".sem2mutex-boot-files"
 SOURCES_MANIFEST = ".sem2mutex-boot-sources"
 # What a fixture or suite directory may hold, as qemu.intree copies it.
@@ -197,12 +198,39 @@ def series_changes(tree: Path, series_dir: Path, progress: Progress
     None for a file it deletes.
 
     The series is applied with `git am` in the scratch repository that
-    --verify keeps (one git copy of the tree in the cache, not two).
+    --verify keeps (one git copy of the tree in the cache, not two); the
+    result is kept under a hash of the patches and the tree, so the same
+    series is applied once (verify holds that repository while it compiles).
     """
     try:
         patches = verify.read_series(series_dir)
     except verify.VerifyError as err:
         raise BootStageError(str(err)) from None
+    layout = cache_layout()
+    cache = FileSetCache(layout.scratch(SERIES_CACHE), series_key(tree, patches))
+    with locked(layout.scratch(f".{SERIES_CACHE}.lock")):
+        cached = cache.load()
+        if cached:
+            files, record = cached
+            progress.step(f"boot: series applied before ({cache.path})")
+            return record["patches"], files | {rel: None for rel in record["deleted"]}
+        changes = apply_with_git_am(tree, patches, progress)
+        cache.store({rel: data for rel, data in changes.items() if data is not None},
+                    {"patches": [p.name for p in patches],
+                     "deleted": sorted(rel for rel, data in changes.items() if data is None)})
+    return [p.name for p in patches], changes
+
+
+def series_key(tree: Path, patches: list[Path]) -> str:
+    digest = hashlib.sha256(json.dumps(verify.tree_stamp(tree), sort_keys=True).encode())
+    for patch in patches:
+        data = patch.read_bytes()
+        digest.update(f"\0{patch.name}\0{len(data)}\0".encode() + data)
+    return digest.hexdigest()[:32]
+
+
+def apply_with_git_am(tree: Path, patches: list[Path], progress: Progress
+                      ) -> dict[str, bytes | None]:
     scratch_path = cache_layout().scratch(verify.SCRATCH_NAME)
     with locked(scratch_path.parent / f".{verify.SCRATCH_NAME}.lock"):
         try:
@@ -215,9 +243,8 @@ def series_changes(tree: Path, series_dir: Path, progress: Progress
             raise BootStageError(f"scratch repository {scratch_path}: {err}") from None
         if not outcome.applied:
             raise SeriesDoesNotApply(outcome.failed_patch, outcome.error)
-        changes = {rel: None if status == "D" else (repo.path / rel).read_bytes()
-                   for status, rel in outcome.changes}
-    return [p.name for p in patches], changes
+        return {rel: None if status == "D" else (repo.path / rel).read_bytes()
+                for status, rel in outcome.changes}
 
 
 class SeriesDoesNotApply(Exception):
@@ -278,15 +305,19 @@ def convert_with_tool(pristine: Path, sources: dict[str, Path], verdicts: list[V
     own code and semantic patches); use_cache=False runs the tool anyway.
     """
     layout = cache_layout()
-    cache = ConversionCache(layout.scratch(CONVERSION_CACHE),
-                            conversion_key(pristine, sources, verdicts, spatch))
+    cache = FileSetCache(layout.scratch(CONVERSION_CACHE),
+                         conversion_key(pristine, sources, verdicts, spatch))
     with locked(layout.scratch(f".{ANALYSIS_TREE}.convert.lock")):
         cached = cache.load() if use_cache else None
         if cached:
             progress.step(f"boot: conversion unchanged since the last run ({cache.path})")
-            return cached
+            files, record = cached
+            return ToolConversion(files, [ConvertedInstance(**i) for i in record["instances"]],
+                                  record["stale_verdicts"])
         conversion = run_conversion(pristine, sources, verdicts, spatch, jobs, progress)
-        cache.store(conversion)
+        cache.store(conversion.files, {
+            "instances": [asdict(i) for i in conversion.instances],
+            "stale_verdicts": conversion.stale_verdicts})
     return conversion
 
 
@@ -332,8 +363,9 @@ def conversion_key(pristine: Path, sources: dict[str, Path], verdicts: list[Verd
 
 
 @dataclass
-class ConversionCache:
-    """Converted files and instance records of one conversion, by key."""
+class FileSetCache:
+    """A set of files and a JSON record, kept in the cache under a key that
+    hashes everything they were made from; the least recently used go."""
 
     root: Path
     key: str
@@ -343,32 +375,26 @@ class ConversionCache:
     def path(self) -> Path:
         return self.root / self.key
 
-    def load(self) -> ToolConversion | None:
-        record = self.path / "conversion.json"
+    def load(self) -> tuple[dict[str, bytes], dict] | None:
+        record = self.path / "record.json"
         if not record.is_file():
             return None
         data = json.loads(record.read_text())
         files = {rel: (self.path / "files" / rel).read_bytes() for rel in data["files"]}
-        instances = [ConvertedInstance(**i) for i in data["instances"]]
         os.utime(record)  # most recently used
-        return ToolConversion(files, instances, data["stale_verdicts"])
+        return files, data["record"]
 
-    def store(self, conversion: ToolConversion) -> None:
+    def store(self, files: dict[str, bytes], record: dict) -> None:
         partial = self.path.with_name(self.key + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
-        for rel, data in conversion.files.items():
+        for rel, data in files.items():
             write_atomic(partial / "files" / rel, data)
-        write_atomic(partial / "conversion.json", json.dumps({
-            "files": sorted(conversion.files),
-            "instances": [asdict(i) for i in conversion.instances],
-            "stale_verdicts": conversion.stale_verdicts}, indent=1))
+        write_atomic(partial / "record.json", json.dumps(
+            {"files": sorted(files), "record": record}, indent=1))
         shutil.rmtree(self.path, ignore_errors=True)
         os.rename(partial, self.path)
-        self.prune()
-
-    def prune(self) -> None:
-        entries = sorted((p for p in self.root.iterdir() if (p / "conversion.json").is_file()),
-                         key=lambda p: (p / "conversion.json").stat().st_mtime, reverse=True)
+        entries = sorted((p for p in self.root.iterdir() if (p / "record.json").is_file()),
+                         key=lambda p: (p / "record.json").stat().st_mtime, reverse=True)
         for old in entries[self.keep:]:
             shutil.rmtree(old, ignore_errors=True)
 

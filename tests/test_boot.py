@@ -366,3 +366,14 @@ def test_converted_kernel_boots_clean_on_the_simple_mutex(simple_mutex_boot):
     assert "drivers/acpi/osl.c" in result.converted_files_booted
     log = outcome.boot_log.read_text(errors="replace")
     assert f"Brought up 1 node, {boot.MULTI_CPU} CPUs" in log
+
+
+def test_a_series_is_applied_once(pristine, series_dir, good_boot):
+    """good_boot applied it with git am; later boots read the cached result."""
+    import io
+    stream = io.StringIO()
+    patches, changes = boot.series_changes(pristine, series_dir, Progress(stream=stream))
+    assert "series applied before" in stream.getvalue()
+    assert patches == (series_dir / "series").read_text().split()
+    assert "kernel/printk/printk.c" in changes and "kernel/locking/semaphore.c" in changes
+    assert b"down_sem(&console_sem)" in changes["kernel/printk/printk.c"]
