@@ -40,7 +40,8 @@ print(f"{sys.argv[2]} run: {float(sys.argv[4]) - float(sys.argv[3]):.1f} s wall 
       f"{os.cpu_count()} CPUs; applied={v['applied']} passed={v['passed']}; "
       f"{c['patches']} patches, {c['touched']} files touched, {c['compiled']} compiled "
       f"({c['compile_failures']} failed), {c['not_buildable']} not buildable, "
-      f"{c['old_api_left']} old-API callers left")
+      f"{c['old_api_left']} old-API callers left; {c['mtimes_kept']} touched files kept "
+      f"their last mtime")
 print("  steps (s): " + ", ".join(f"{k} {val}" for k, val in t.items()))
 PY
 done
