@@ -119,9 +119,10 @@ class MiniRepo:
         repo.git("tag", BASE_TAG)
         return repo
 
-    def commit(self, subject: str, body: str) -> bool:
-        self.git("add", "-A")
-        if not self.git("status", "--porcelain").strip():
+    def commit(self, subject: str, body: str, files: list[str] | None = None) -> bool:
+        """Commit FILES (default: every change); False if there was nothing."""
+        self.git("add", "-A", "--", *(files or ["."]))
+        if not self.git("diff", "--cached", "--name-only").strip():
             return False
         self.git("commit", "-q", "-F", "-", input_text=f"{subject}\n\n{body}\n")
         return True
@@ -213,6 +214,30 @@ def conversion_message(unit: ConversionUnit, result: RewriteResult,
     body += [f"Cc: {c}" for c in cc]
     body.append(f"Signed-off-by: {identity}")
     return subject, "\n".join(body)
+
+
+def file_owners(plan: RewritePlan, units: list[ConversionUnit]) -> dict[str, set[int]]:
+    """file -> indexes of the units whose instances have edits in it."""
+    unit_of = {iid: n for n, u in enumerate(units) for iid in u.ids}
+    owners: dict[str, set[int]] = {}
+    for e in plan.edits:
+        if e.instance in unit_of:
+            owners.setdefault(e.file, set()).add(unit_of[e.instance])
+    return owners
+
+
+def mutex_in(plan: RewritePlan, file: str) -> bool:
+    return any(plan.targets.get(e.instance) == MUTEX for e in plan.edits if e.file == file)
+
+
+def unit_view(whole: RewriteResult, unit: ConversionUnit, files: list[str]) -> RewriteResult:
+    """The part of a whole-tree rewrite result that one unit commits."""
+    return RewriteResult(
+        files_changed=files,
+        instances=[r for r in whole.instances if r.instance in unit.ids],
+        includes=[inc for inc in whole.includes if inc.file in files],
+        parse_errors={f: e for f, e in whole.parse_errors.items() if f in files},
+        unplanned_changes=[l for l in whole.unplanned_changes if l.file in files])
 
 
 def core_message(change: CoreChange, identity: str, cc: list[str]) -> tuple[str, str]:
@@ -331,16 +356,7 @@ class SeriesBuilder:
         patches += self.core_patch(repo, simple_mutex.simple_mutex_change(),
                                    simple_mutex.apply_simple_mutex)
         units = conversion_units(self.req.audit.instances, plan, self.maintainers)
-        results = []
-        for n, unit in enumerate(units, 1):
-            result = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs, unit.ids)
-            results.append(result)
-            cc = get_maintainer(self.req.tree, result.files_changed)
-            subject, body = conversion_message(unit, result, cc, self.req.identity)
-            if repo.commit(subject, body):
-                patches.append(PatchInfo("", subject, "conversion", result.files_changed,
-                                         sorted(unit.ids)))
-            self.progress.step(f"series: converted {unit.section} ({n}/{len(units)})")
+        results = self.convert(repo, plan, units, patches)
         if self.req.mode == "flag-day":
             patches += self.core_patch(repo, core_api.flag_day_change(), core_api.apply_flag_day,
                                        kind="flag-day")
@@ -349,6 +365,53 @@ class SeriesBuilder:
         exports_after = exported_symbols(self.req.spatch, repo.path, touched)
         return SeriesResult(patches, results, units, plan, files, repo.path, shortstat=shortstat,
                             exports_before=exports_before, exports_after=exports_after)
+
+    def convert(self, repo: MiniRepo, plan: RewritePlan, units: list[ConversionUnit],
+                patches: list[PatchInfo]) -> list[RewriteResult]:
+        """Rewrite every instance in one spatch pass, then commit each
+        subsystem's files as its own patch.
+
+        One pass costs a minute on the whole tree where one pass per
+        subsystem costs several.  It is only correct when every changed
+        file belongs to one subsystem's instances; a file shared by two
+        subsystems is allowed when it only gets counting-API renames (both
+        spellings build until the flag day).  Otherwise, or if the pass
+        changed a file no subsystem owns, fall back to one pass per unit.
+        """
+        owners = file_owners(plan, units)
+        if any(len(us) > 1 and mutex_in(plan, f) for f, us in owners.items()):
+            return self.convert_unit_by_unit(repo, plan, units, patches)
+        whole = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs)
+        unowned = [f for f in whole.files_changed if f not in owners]
+        if unowned:
+            raise SeriesError(f"the rewrite changed files no instance owns: {unowned[:5]}")
+        results = []
+        for n, unit in enumerate(units):
+            files = [f for f in whole.files_changed if min(owners[f]) == n]
+            result = unit_view(whole, unit, files)
+            results.append(result)
+            self.commit_unit(repo, unit, result, files, patches)
+        self.progress.step(f"series: {len(units)} conversion patches")
+        return results
+
+    def convert_unit_by_unit(self, repo: MiniRepo, plan: RewritePlan,
+                             units: list[ConversionUnit],
+                             patches: list[PatchInfo]) -> list[RewriteResult]:
+        results = []
+        for n, unit in enumerate(units, 1):
+            result = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs, unit.ids)
+            results.append(result)
+            self.commit_unit(repo, unit, result, None, patches)
+            self.progress.step(f"series: converted {unit.section} ({n}/{len(units)})")
+        return results
+
+    def commit_unit(self, repo: MiniRepo, unit: ConversionUnit, result: RewriteResult,
+                    files: list[str] | None, patches: list[PatchInfo]) -> None:
+        cc = get_maintainer(self.req.tree, result.files_changed)
+        subject, body = conversion_message(unit, result, cc, self.req.identity)
+        if repo.commit(subject, body, files):
+            patches.append(PatchInfo("", subject, "conversion", result.files_changed,
+                                     sorted(unit.ids)))
 
     def core_patch(self, repo: MiniRepo, change: CoreChange, apply, kind: str = "core"
                    ) -> list[PatchInfo]:
