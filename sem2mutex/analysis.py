@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .classify import classify_all
-from .contexts import build_context_map
+from .contexts import add_address_taken, build_context_map
 from .decisions import VerdictApplier
 from .facts import FactCollector, add_context_records
 from .intake import candidate_files
@@ -36,8 +36,12 @@ def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
     facts = FactCollector(runner).collect(files)
     instances = build_instances(facts)
     contexts = build_context_map(facts)
-    add_context_records(facts, WrapperAnalysis(runner, progress).run(instances, facts, contexts))
+    add_context_records(facts, WrapperAnalysis(runner, progress).run(instances, facts, contexts,
+                                                                 facts.pass2_files))
     contexts = build_context_map(facts)
+    add_address_taken(contexts, facts, req.spatch, req.tree.path,
+                      {s.location.file for i in instances if count_one(i)
+                       for s in i.sites if s.op == "down_trylock"})
     MentionCheck(req.spatch, req.tree.path, req.jobs).run(
         [i for i in instances if count_one(i)])
     if req.dirs:

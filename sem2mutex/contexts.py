@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .model import FactSet, Location
+from .tokens import lex
 
 # Contexts where a mutex must never be taken or released.
 ATOMIC_CONTEXTS = ("hardirq", "timer", "tasklet", "softirq")
@@ -119,3 +121,29 @@ def runs_in_known_context(context: str, slot: str) -> bool:
 
 def base_context(label: str) -> str:
     return label.split(" ", 1)[0]
+
+
+def add_address_taken(cmap: ContextMap, facts: FactSet, spatch: Path, tree: Path,
+                      files: set[str]) -> None:
+    """Make every function of FILES whose name is used other than in a call
+    (stored in a pointer, passed on, exported) an entry point.
+
+    Matching that with a semantic patch costs seconds per big file, and it
+    only matters where a trylock site's context is in question, so it is
+    read from Coccinelle's lexer for those files only.
+    """
+    defined: dict[str, set[str]] = defaultdict(set)
+    for fn in facts.functions:
+        defined[fn.file].add(fn.name)
+    # registrations the fact rules recognised already say how it is called
+    registered = {(cb.pos.file, cb.pos.line, cb.name) for cb in facts.callbacks}
+    for rel in sorted(files):
+        tokens = lex(spatch, tree, rel)
+        for i, tok in enumerate(tokens):
+            if not tok.identifier or tok.text not in defined[rel]:
+                continue
+            if (rel, tok.line, tok.text) in registered:
+                continue
+            following = tokens[i + 1] if i + 1 < len(tokens) else None
+            if following is None or following.identifier or following.text != "(":
+                cmap.entry_points.add((rel, tok.text))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -240,7 +241,7 @@ class FactCollector:
         facts.field_decls = field_decls(grouped1)
         facts.calls = api_calls(grouped1, [])
 
-        pass2_files = files_with_facts(pass1.records) | set(pass1.parse_errors)
+        pass2_files = files_with_facts(pass1.records)
         pass2_files |= set(self.pointer_callers(facts))
         with tempfile.TemporaryDirectory(prefix="sem2mutex-names-") as tmp:
             names_file = Path(tmp) / "names.json"
@@ -256,6 +257,7 @@ class FactCollector:
         facts.escapes = escapes(grouped2)
         facts.parse_failures = self.parse_failures(pass1, pass2)
         facts.files_scanned = len(pass1_files)
+        facts.pass2_files = set(pass2_files)
         return facts
 
     def pointer_callers(self, facts: FactSet) -> list[str]:
@@ -270,10 +272,14 @@ class FactCollector:
         for out in outputs:
             for f, errors in out.parse_errors.items():
                 merged[f] += [e for e in errors if e not in merged[f]]
+        files = sorted(merged)
+        with ThreadPoolExecutor(max_workers=self.runner.jobs) as pool:
+            tokens = dict(zip(files, pool.map(
+                lambda f: identifiers_by_line(self.runner.spatch, self.runner.tree, f), files)))
         failures = []
-        for f, errors in sorted(merged.items()):
-            tokens = identifiers_by_line(self.runner.spatch, self.runner.tree, f)
-            names = {name for line, name in tokens
+        for f in files:
+            errors = merged[f]
+            names = {name for line, name in tokens[f]
                      if any(e.first_line <= line <= e.last_line for e in errors)}
             failures.append(ParseFailure(f, "; ".join(e.message for e in errors),
                                          frozenset(names)))

@@ -9,18 +9,13 @@ lexer (`spatch --tokens-c`) lists the identifiers; no C is parsed here.
 """
 from __future__ import annotations
 
-import re
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from .model import Instance, Location, Reason
+from .tokens import lex
 
-IDENTIFIER = re.compile(r'^Tag\d+ \(\("(?P<text>[A-Za-z_][A-Za-z0-9_]*)", \(\(\("(?P=text)", '
-                        r'\d+, (?P<line>\d+), (?P<col>\d+),', re.M)
-PUNCTUATION = re.compile(r'^Tag\d+ \(\(\(\("(?P<text>->|\.)", \d+, (?P<line>\d+), '
-                         r'(?P<col>\d+),', re.M)
 VARIABLE_KINDS = ("global", "static", "local", "array")
 FIELD_KINDS = ("field", "field-array")
 
@@ -33,18 +28,14 @@ class Mention:
 
 
 def mentions_in(spatch: Path, tree: Path, rel: str) -> list[Mention]:
-    done = subprocess.run([str(spatch), "--tokens-c", rel], cwd=tree,
-                          capture_output=True, text=True)
-    tokens = sorted(
-        [(int(m["line"]), int(m["col"]), m["text"], True) for m in IDENTIFIER.finditer(done.stderr)]
-        + [(int(m["line"]), int(m["col"]), m["text"], False)
-           for m in PUNCTUATION.finditer(done.stderr)])
+    tokens = lex(spatch, tree, rel)
     mentions = []
-    for i, (line, _col, text, is_ident) in enumerate(tokens):
-        if is_ident:
+    for i, tok in enumerate(tokens):
+        if tok.identifier:
             prev = tokens[i - 1] if i else None
-            member = bool(prev and not prev[3] and prev[0] == line)
-            mentions.append(Mention(line, text, member))
+            member = bool(prev and not prev.identifier and prev.text in ("->", ".")
+                          and prev.line == tok.line)
+            mentions.append(Mention(tok.line, tok.text, member))
     return mentions
 
 

@@ -143,6 +143,7 @@ class FactSet:
     escapes: list[Escape] = field(default_factory=list)
     parse_failures: list[ParseFailure] = field(default_factory=list)
     files_scanned: int = 0
+    pass2_files: set[str] = field(default_factory=set)  # where contexts are known
 
 
 # ------------------------------------------------------------- the series

@@ -168,19 +168,14 @@ class SpatchRunner:
         return records, parse_errors(done.stderr)
 
 
-TOKEN_IDENTIFIER = re.compile(
-    r'^Tag\d+ \(\("(?P<name>[A-Za-z_][A-Za-z0-9_]*)", \(\(\("[^"]*", \d+, (?P<line>\d+), ', re.M)
-
-
 def identifiers_by_line(spatch: Path, tree: Path, rel: str) -> list[tuple[int, str]]:
-    """(line, identifier) for a file, as Coccinelle's own lexer sees it.
+    """(line, identifier) of a file, as Coccinelle's own lexer sees it.
 
     Used where the parser gave up: the lexer still tells which names the
     skipped lines mention.
     """
-    done = subprocess.run([str(spatch), "--tokens-c", rel], cwd=tree,
-                          capture_output=True, text=True)
-    return [(int(m["line"]), m["name"]) for m in TOKEN_IDENTIFIER.finditer(done.stderr)]
+    from .tokens import lex
+    return [(t.line, t.text) for t in lex(spatch, tree, rel) if t.identifier]
 
 
 def files_mentioning(tree: Path, names: set[str]) -> dict[str, set[str]]:

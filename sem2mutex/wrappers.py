@@ -22,7 +22,8 @@ from .spatch import SpatchRunner, files_mentioning
 
 # contexts.cocci too: a wrapper's caller may sit in a file pass 2 never saw,
 # and whether that caller runs in IRQ context matters as much.
-WRAPPER_RULES = [FACTS_DIR / "wrapper_pairing.cocci", FACTS_DIR / "contexts.cocci"]
+WRAPPER_RULES = [FACTS_DIR / "wrapper_pairing.cocci"]
+WRAPPER_AND_CONTEXT_RULES = WRAPPER_RULES + [FACTS_DIR / "contexts.cocci"]
 WRAPPABLE_LOCKS = ("down", "down_interruptible", "down_killable")
 PSEUDO_KINDS = ("pointer", "unresolved")
 
@@ -95,8 +96,8 @@ class WrapperAnalysis:
     runner: SpatchRunner
     progress: Progress
 
-    def run(self, instances: list[Instance], facts: FactSet,
-            contexts: ContextMap) -> list[dict]:
+    def run(self, instances: list[Instance], facts: FactSet, contexts: ContextMap,
+            scanned: set[str]) -> list[dict]:
         """Add wrapper-call sites to INSTANCES; return the context records
         spatch reported for the wrappers' callers."""
         found = [w for inst in instances if inst.kind not in PSEUDO_KINDS and count_one(inst)
@@ -112,7 +113,8 @@ class WrapperAnalysis:
         single = replace(self.runner, jobs=1, progress=Progress(quiet=True))
         context_records: list[dict] = []
         with ThreadPoolExecutor(max_workers=self.runner.jobs) as pool:
-            futures = {pool.submit(self.check_one, single, w, static, mentions): w for w in found}
+            futures = {pool.submit(self.check_one, single, w, static, mentions, scanned): w
+                       for w in found}
             for done, future in enumerate(as_completed(futures), 1):
                 w = futures[future]
                 records = future.result()
@@ -124,12 +126,16 @@ class WrapperAnalysis:
 
     @staticmethod
     def check_one(runner: SpatchRunner, w: Wrappers, static: set[tuple[str, str]],
-                  mentions: dict[str, set[str]]) -> list[dict]:
+                  mentions: dict[str, set[str]], scanned: set[str]) -> list[dict]:
+        """Pairing of the wrapper calls; contexts only for the files pass 2
+        did not already scan."""
         files: set[str] = set(w.files)
         for name in w.locks + w.unlocks:
             if not all((f, name) in static for f in w.files):
                 files |= mentions.get(name, set())
-        out = runner.run("wrappers", WRAPPER_RULES, sorted(files),
-                         env={"SEM2MUTEX_LOCK_WRAPPERS": ",".join(w.locks),
-                              "SEM2MUTEX_UNLOCK_WRAPPERS": ",".join(w.unlocks)})
-        return out.records
+        env = {"SEM2MUTEX_LOCK_WRAPPERS": ",".join(w.locks),
+               "SEM2MUTEX_UNLOCK_WRAPPERS": ",".join(w.unlocks)}
+        known, new = sorted(files & scanned), sorted(files - scanned)
+        records = runner.run("wrappers", WRAPPER_RULES, known, env=env).records
+        records += runner.run("wrappers", WRAPPER_AND_CONTEXT_RULES, new, env=env).records
+        return records

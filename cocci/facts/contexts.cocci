@@ -2,8 +2,7 @@
 /// Report the facts that say in which context a function runs: functions
 /// registered as hard or threaded IRQ handlers, timer and hrtimer
 /// callbacks, tasklets, NAPI and RCU callbacks, work items, kthreads, and
-/// callbacks stored in an ops structure or any other function pointer;
-/// plus every function definition
+/// callbacks stored in an ops structure; plus every function definition
 /// and the calls between functions of the same file, so that sem2mutex
 /// can tell which functions may run in interrupt context.
 ///
@@ -293,23 +292,3 @@ if fn in DEFINED:
 	emit("callback", p[0], name=fn, context="ops", ops="struct " + s,
 	     slot=fld)
 
-// A function whose address is stored or passed on can be called from
-// anywhere, in any context.
-@fn_pointer depends on report@
-identifier fn;
-expression E;
-identifier f;
-position p;
-@@
-(
-E = fn@p
-|
-f(..., fn@p, ...)
-)
-
-@script:python depends on report@
-fn << fn_pointer.fn;
-p << fn_pointer.p;
-@@
-if fn in DEFINED:
-	emit("callback", p[0], name=fn, context="pointer")

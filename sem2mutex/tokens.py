@@ -1,0 +1,42 @@
+"""Coccinelle's own lexer, for the code its parser gives up on.
+
+`spatch --tokens-c FILE` prints every token with its byte offset, line and
+column.  sem2mutex reads it in two places where spatch's semantic matching
+cannot see: which names an unparsed region mentions (mentions.py), and the
+old-API calls inside function-defining macros that only the lexer
+understands (unparsed.py).  No C is tokenised here with a regex: the regex
+reads spatch's token dump.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+# Identifiers print as   Tag13 (("name", ((("name", charpos, line, col, "file"))...
+# punctuation as         Tag17 (((("(", charpos, line, col, "file"))...
+IDENTIFIER = re.compile(r'^Tag\d+ \(\("(?P<text>[A-Za-z_][A-Za-z0-9_]*)", \(\(\("(?P=text)", '
+                        r'(?P<pos>\d+), (?P<line>\d+), (?P<col>\d+),', re.M)
+PUNCTUATION = re.compile(r'^Tag\d+ \(\(\(\("(?P<text>->|\.|\(|\)|,|;)", (?P<pos>\d+), '
+                         r'(?P<line>\d+), (?P<col>\d+),', re.M)
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    offset: int  # byte offset in the file
+    line: int
+    col: int
+    identifier: bool
+
+
+def lex(spatch: Path, tree: Path, rel: str) -> list[Token]:
+    """The identifier and punctuation tokens of REL, in file order."""
+    done = subprocess.run([str(spatch), "--tokens-c", rel], cwd=tree,
+                          capture_output=True, text=True, errors="replace")
+    found = [Token(m["text"], int(m["pos"]), int(m["line"]), int(m["col"]), True)
+             for m in IDENTIFIER.finditer(done.stderr)]
+    found += [Token(m["text"], int(m["pos"]), int(m["line"]), int(m["col"]), False)
+              for m in PUNCTUATION.finditer(done.stderr)]
+    return sorted(found, key=lambda t: t.offset)
