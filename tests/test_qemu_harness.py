@@ -436,11 +436,15 @@ def test_mutex_unlock_from_timer_fails_the_boot(wrong_boot):
 
 
 def test_boot_timeout_is_enforced(good_boot, wrong_boot, tmp_path):
-    # Reuse the last kernel; a 2-second budget cannot reach /init under TCG.
+    # Reuse the last kernel, but give it an init that does not exist and
+    # panic=0 (wait forever on panic): the guest can never end by itself, so
+    # only the timeout can stop it however fast the host is.  (A short budget
+    # alone is not enough: a quick CI host booted this kernel in 1.3 s.)
     result, _ = wrong_boot
     spec = qemu_boot.BootSpec(kernel=Path(result.paths["kernel"]),
                               initrd=Path(result.paths["initrd"]),
-                              console_log=tmp_path / "console.log", timeout_s=2)
+                              console_log=tmp_path / "console.log", timeout_s=2,
+                              kernel_args=("rdinit=/sem2mutex-no-such-init", "panic=0"))
     outcome = qemu_boot.boot(spec)
     assert outcome.timed_out and not outcome.ended_by_itself
     assert outcome.seconds < 2 + qemu_boot.KILL_GRACE_S + 5
