@@ -15,6 +15,7 @@ from .progress import Progress
 from .resolve import build_instances
 from .spatch import SpatchRunner
 from .mentions import MentionCheck
+from .tokens import Lexer
 from .wrappers import WrapperAnalysis, count_one
 
 
@@ -33,16 +34,17 @@ def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
     progress.step(f"{len(files.declaring)} files may declare, {len(files.calling)} may call "
                   "the semaphore API")
     runner = SpatchRunner(req.spatch, req.tree.path, req.jobs, progress)
-    facts = FactCollector(runner).collect(files)
+    lexer = Lexer(req.spatch, req.tree.path, req.jobs)
+    facts = FactCollector(runner, lexer).collect(files)
     instances = build_instances(facts)
     contexts = build_context_map(facts)
     add_context_records(facts, WrapperAnalysis(runner, progress).run(instances, facts, contexts,
                                                                  facts.pass2_files))
     contexts = build_context_map(facts)
-    add_address_taken(contexts, facts, req.spatch, req.tree.path,
+    add_address_taken(contexts, facts, lexer,
                       {s.location.file for i in instances if count_one(i)
                        for s in i.sites if s.op == "down_trylock"})
-    MentionCheck(req.spatch, req.tree.path, req.jobs).run(
+    MentionCheck(lexer).run(
         [i for i in instances if count_one(i)])
     if req.dirs:
         instances = [i for i in instances if touches_scope(i, req.dirs)]

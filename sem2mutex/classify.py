@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .contexts import ATOMIC_CONTEXTS, OTHER_TASK_CONTEXTS, ContextMap, base_context
+from .contexts import ATOMIC_CONTEXTS, ContextMap, base_context
 from .model import Instance, Location, Reason, SemClass, Site
 from .resolve import LOCK_OPS
 

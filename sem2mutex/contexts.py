@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .model import FactSet, Location
-from .tokens import lex
+from .tokens import Lexer
 
 # Contexts where a mutex must never be taken or released.
 ATOMIC_CONTEXTS = ("hardirq", "timer", "tasklet", "softirq")
@@ -123,7 +122,7 @@ def base_context(label: str) -> str:
     return label.split(" ", 1)[0]
 
 
-def add_address_taken(cmap: ContextMap, facts: FactSet, spatch: Path, tree: Path,
+def add_address_taken(cmap: ContextMap, facts: FactSet, lexer: Lexer,
                       files: set[str]) -> None:
     """Make every function of FILES whose name is used other than in a call
     (stored in a pointer, passed on, exported) an entry point.
@@ -137,8 +136,7 @@ def add_address_taken(cmap: ContextMap, facts: FactSet, spatch: Path, tree: Path
         defined[fn.file].add(fn.name)
     # registrations the fact rules recognised already say how it is called
     registered = {(cb.pos.file, cb.pos.line, cb.name) for cb in facts.callbacks}
-    for rel in sorted(files):
-        tokens = lex(spatch, tree, rel)
+    for rel, tokens in lexer.tokens_of(sorted(files)).items():
         for i, tok in enumerate(tokens):
             if not tok.identifier or tok.text not in defined[rel]:
                 continue

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import tempfile
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,8 +24,8 @@ from .intake import CandidateFiles
 from .model import (ApiCall, Callback, CallEdge, Escape, FactSet, FieldDecl, FunctionDef,
                     ParseFailure, Position, Target, VarDecl)
 from .paths import COCCI_DIR
-from .spatch import (ParseError, SpatchOutput, SpatchRunner, files_mentioning,
-                     identifiers_by_line)
+from .spatch import ParseError, SpatchOutput, SpatchRunner, files_mentioning
+from .tokens import Lexer
 
 FACTS_DIR = COCCI_DIR / "facts"
 PASS1_RULES = [FACTS_DIR / "declarations.cocci", FACTS_DIR / "calls.cocci"]
@@ -231,6 +230,7 @@ def escapes(grouped: dict[str, list[dict]]) -> list[Escape]:
 @dataclass
 class FactCollector:
     runner: SpatchRunner
+    lexer: Lexer
 
     def collect(self, files: CandidateFiles) -> FactSet:
         facts = FactSet()
@@ -273,14 +273,13 @@ class FactCollector:
             for f, errors in out.parse_errors.items():
                 merged[f] += [e for e in errors if e not in merged[f]]
         files = sorted(merged)
-        with ThreadPoolExecutor(max_workers=self.runner.jobs) as pool:
-            tokens = dict(zip(files, pool.map(
-                lambda f: identifiers_by_line(self.runner.spatch, self.runner.tree, f), files)))
+        tokens = self.lexer.tokens_of(files)
         failures = []
         for f in files:
             errors = merged[f]
-            names = {name for line, name in tokens[f]
-                     if any(e.first_line <= line <= e.last_line for e in errors)}
+            # the lexer still tells which names the lines spatch skipped mention
+            names = {t.text for t in tokens[f] if t.identifier
+                     and any(e.first_line <= t.line <= e.last_line for e in errors)}
             failures.append(ParseFailure(f, "; ".join(e.message for e in errors),
                                          frozenset(names)))
         return failures

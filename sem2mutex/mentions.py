@@ -9,12 +9,10 @@ lexer (`spatch --tokens-c`) lists the identifiers; no C is parsed here.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 from .model import Instance, Location, Reason
-from .tokens import lex
+from .tokens import Lexer, Token
 
 VARIABLE_KINDS = ("global", "static", "local", "array")
 FIELD_KINDS = ("field", "field-array")
@@ -27,8 +25,7 @@ class Mention:
     member: bool  # follows `.` or `->`
 
 
-def mentions_in(spatch: Path, tree: Path, rel: str) -> list[Mention]:
-    tokens = lex(spatch, tree, rel)
+def mentions_in(tokens: list[Token]) -> list[Mention]:
     mentions = []
     for i, tok in enumerate(tokens):
         if tok.identifier:
@@ -64,16 +61,13 @@ def unexplained(inst: Instance, mentions: dict[str, list[Mention]]) -> list[Loca
 
 @dataclass
 class MentionCheck:
-    spatch: Path
-    tree: Path
-    jobs: int
+    lexer: Lexer
 
     def run(self, candidates: list[Instance]) -> None:
         checked = [i for i in candidates if i.kind in VARIABLE_KINDS + FIELD_KINDS]
         files = sorted({f for inst in checked for f in files_of(inst)})
-        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            mentions = dict(zip(files, pool.map(
-                lambda f: mentions_in(self.spatch, self.tree, f), files)))
+        mentions = {f: mentions_in(tokens)
+                    for f, tokens in self.lexer.tokens_of(files).items()}
         for inst in checked:
             where = unexplained(inst, mentions)
             if where:

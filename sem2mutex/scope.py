@@ -3,7 +3,6 @@ maintainers who judge it (scope.md, scope.json, 0000-cover-letter.patch)."""
 from __future__ import annotations
 
 import re
-import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path

@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import core_api, simple_mutex
-from .fsutil import write_text_atomic
 from .maintainers import Maintainers
-from .model import Audit, CoreChange, Instance, SemClass
+from .model import Audit, CoreChange, Instance
 from .prefixes import subject_prefix
 from .progress import Progress
 from .rewrite import MUTEX, RewritePlan, RewriteResult, apply_rewrite, plan_rewrite
@@ -409,8 +408,11 @@ class SeriesBuilder:
         owners = file_owners(plan, units)
         if any(len(us) > 1 and mutex_in(plan, f) for f, us in owners.items()):
             return self.convert_unit_by_unit(repo, plan, units, patches), units
+        self.progress.step(f"series: rewriting {len(owners)} files in one spatch pass")
         whole = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs)
         units, owners = self.rename_unparsed(repo, units, owners)
+        self.progress.step(f"series: committing {len(units)} subsystems "
+                           "(get_maintainer.pl for each)")
         whole.files_changed = sorted(set(whole.files_changed)
                                      | {c.file for u in units for c in u.unparsed})
         unowned = [f for f in whole.files_changed if f not in owners]

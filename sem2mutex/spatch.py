@@ -168,16 +168,6 @@ class SpatchRunner:
         return records, parse_errors(done.stderr)
 
 
-def identifiers_by_line(spatch: Path, tree: Path, rel: str) -> list[tuple[int, str]]:
-    """(line, identifier) of a file, as Coccinelle's own lexer sees it.
-
-    Used where the parser gave up: the lexer still tells which names the
-    skipped lines mention.
-    """
-    from .tokens import lex
-    return [(t.line, t.text) for t in lex(spatch, tree, rel) if t.identifier]
-
-
 def files_mentioning(tree: Path, names: set[str]) -> dict[str, set[str]]:
     """name -> files whose text has NAME as a word (a prefilter for spatch)."""
     if not names:

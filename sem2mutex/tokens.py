@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # Identifiers print as   Tag13 (("name", ((("name", charpos, line, col, "file"))...
@@ -40,3 +41,27 @@ def lex(spatch: Path, tree: Path, rel: str) -> list[Token]:
     found += [Token(m["text"], int(m["pos"]), int(m["line"]), int(m["col"]), False)
               for m in PUNCTUATION.finditer(done.stderr)]
     return sorted(found, key=lambda t: t.offset)
+
+
+@dataclass
+class Lexer:
+    """lex() with the answers kept: the analysis asks for the same files
+    (parse failures, trylock files, mentions) in several stages, and a
+    big file costs about a second."""
+
+    spatch: Path
+    tree: Path
+    jobs: int = 2
+    _seen: dict[str, list[Token]] = field(default_factory=dict, repr=False)
+
+    def tokens(self, rel: str) -> list[Token]:
+        return self.tokens_of([rel])[rel]
+
+    def tokens_of(self, files) -> dict[str, list[Token]]:
+        wanted = list(dict.fromkeys(files))
+        todo = [f for f in wanted if f not in self._seen]
+        with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
+            for rel, tokens in zip(todo, pool.map(
+                    lambda f: lex(self.spatch, self.tree, f), todo)):
+                self._seen[rel] = tokens
+        return {f: self._seen[f] for f in wanted}

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from .contexts import ContextMap
 from .facts import FACTS_DIR, by_kind

@@ -55,14 +55,20 @@ def default_tree() -> Path:
 
 
 @pytest.fixture(scope="session")
-def default_audit(tmp_path_factory) -> dict:
-    """The analysis of the whole default tree, run once per session."""
+def default_run(tmp_path_factory) -> Path:
+    """./convert.py on the whole default tree (audit and series), once per session."""
     if not Path("/usr/src/linux-source-6.1.tar.xz").exists() and \
             not (default_tree_path() / "Makefile").exists():
         pytest.skip("linux-source-6.1 is not installed")
-    out = tmp_path_factory.mktemp("default-audit")
-    run_convert("--analyze-only", "-q", "-o", str(out))
-    return load_json(out / "audit.json")
+    out = tmp_path_factory.mktemp("default-run")
+    run_convert("-q", "-o", str(out), "--identity", "sem2mutex tests <tests@sem2mutex.invalid>")
+    return out
+
+
+@pytest.fixture(scope="session")
+def default_audit(default_run) -> dict:
+    """The analysis of the whole default tree."""
+    return load_json(default_run / "audit.json")
 
 
 def default_tree_path() -> Path:

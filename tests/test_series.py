@@ -1,0 +1,217 @@
+"""The series stage end to end: format, git am, checkpatch, modes, idempotence.
+
+Most tests run on a small kernel tree assembled from the default 6.1 tree
+(the core files the series edits, the kernel's own scripts, two drivers)
+plus the analysis fixtures, so a full series takes seconds.  The last
+tests take the series of the whole default tree, shared with
+test_default_tree.py through the `default_run` fixture.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURE_TREE, load_json, run_convert
+from sem2mutex.series import core_files
+
+IDENTITY = "Series Test <series-test@sem2mutex.invalid>"
+KERNEL_SCRIPTS = ["scripts/checkpatch.pl", "scripts/get_maintainer.pl", "scripts/spelling.txt",
+                  "scripts/const_structs.checkpatch"]
+DRIVERS = ["drivers/usb/usb-skeleton.c", "drivers/mux/core.c"]
+GIT_ENV = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+               GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t.invalid",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t.invalid", LC_ALL="C")
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, env=GIT_ENV, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def tree_digest(tree: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(tree)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def patches_of(series_dir: Path) -> list[Path]:
+    return [series_dir / name for name in (series_dir / "series").read_text().split()]
+
+
+def git_am_copy(tree: Path, series_dir: Path, dest: Path) -> Path:
+    """A git-initialised copy of TREE with the series applied by git am."""
+    shutil.copytree(tree, dest)
+    git(dest, "init", "-q")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "base")
+    git(dest, "am", "-q", *map(str, patches_of(series_dir)))
+    return dest
+
+
+def checkpatch_errors(tree: Path, patch: Path) -> list[str]:
+    done = subprocess.run(["perl", str(tree / "scripts/checkpatch.pl"), "--no-tree", "--terse",
+                           str(patch)], cwd=tree, capture_output=True, text=True)
+    assert "total:" in done.stdout or done.stdout == "" or "ERROR" in done.stdout, done.stderr
+    return [line for line in done.stdout.splitlines() if ": ERROR:" in line]
+
+
+def old_api_declared(tree: Path) -> set[str]:
+    header = (tree / "include/linux/semaphore.h").read_text()
+    return {name for name in ("down", "down_interruptible", "down_trylock", "up")
+            if re.search(rf"\b{name}\s*\(struct semaphore", header)}
+
+
+@pytest.fixture(scope="module")
+def default_6_1() -> Path:
+    from conftest import default_tree
+    if not Path("/usr/src/linux-source-6.1.tar.xz").exists():
+        pytest.skip("linux-source-6.1 is not installed")
+    return default_tree()
+
+
+@pytest.fixture(scope="module")
+def small_tree(tmp_path_factory, default_6_1) -> Path:
+    tree = tmp_path_factory.mktemp("small") / "linux"
+    for rel in ["Makefile", "MAINTAINERS", *KERNEL_SCRIPTS, *core_files(), *DRIVERS]:
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(default_6_1 / rel, tree / rel)
+    for sub in ("drivers/fixture", "fs/fixture"):
+        shutil.copytree(FIXTURE_TREE / sub, tree / sub)
+    return tree
+
+
+def make_series(tree: Path, out: Path, *extra: str) -> Path:
+    run_convert(str(tree), "-q", "-o", str(out), "--identity", IDENTITY, *extra)
+    return out
+
+
+@pytest.fixture(scope="module")
+def flag_day(tmp_path_factory, small_tree) -> Path:
+    return make_series(small_tree, tmp_path_factory.mktemp("flag-day"))
+
+
+@pytest.fixture(scope="module")
+def gradual(tmp_path_factory, small_tree) -> Path:
+    return make_series(small_tree, tmp_path_factory.mktemp("gradual"), "--mode", "gradual")
+
+
+@pytest.fixture(scope="module")
+def flag_day_applied(tmp_path_factory, small_tree, flag_day) -> Path:
+    return git_am_copy(small_tree, flag_day, tmp_path_factory.mktemp("am") / "linux")
+
+
+def test_series_order_and_kinds(flag_day):
+    scope = load_json(flag_day / "scope.json")
+    names = (flag_day / "series").read_text().split()
+    assert names[0].startswith("0001-") and names == sorted(names)
+    assert (flag_day / "0000-cover-letter.patch").is_file()
+    subjects = [p.read_text().split("Subject: ", 1)[1].splitlines()[0] for p in patches_of(flag_day)]
+    assert "down_sem" in subjects[0]
+    assert "MUTEX_SIMPLE" in subjects[1] or "simple" in subjects[1].lower()
+    assert "down()" in subjects[-1] or "remove" in subjects[-1].lower()
+    assert all(s.startswith("[PATCH") for s in subjects)
+    assert len(names) >= 4
+    assert scope["instances"]["mutex"] >= 1 and scope["instances"]["counting"] >= 1
+
+
+def test_every_patch_is_signed_and_has_a_diffstat(flag_day):
+    for patch in patches_of(flag_day):
+        text = patch.read_text()
+        assert f"From: {IDENTITY}" in text, patch.name
+        assert f"Signed-off-by: {IDENTITY}" in text, patch.name
+        assert re.search(r"\d+ files? changed", text), patch.name
+
+
+def test_conversion_patches_cc_the_maintainers(flag_day):
+    usb = [p for p in patches_of(flag_day) if "usb-skeleton.c" in p.read_text()
+           and "down_sem" in p.read_text() and p != patches_of(flag_day)[0]]
+    assert usb, "no patch converts usb-skeleton.c"
+    assert re.search(r"^Cc: .*linux-usb@vger\.kernel\.org", usb[0].read_text(), re.M)
+
+
+def test_series_applies_with_git_am(flag_day_applied, flag_day):
+    log = git(flag_day_applied, "log", "--format=%s").splitlines()
+    assert len(log) == len(patches_of(flag_day)) + 1  # the patches and the base commit
+
+
+def test_no_checkpatch_error_in_any_patch(small_tree, flag_day):
+    for patch in patches_of(flag_day):
+        assert checkpatch_errors(small_tree, patch) == [], patch.name
+
+
+def test_flag_day_removes_the_old_api_and_gradual_keeps_it(small_tree, flag_day, gradual,
+                                                            tmp_path):
+    assert len(patches_of(gradual)) == len(patches_of(flag_day)) - 1
+    assert old_api_declared(small_tree) == {"down", "down_interruptible", "down_trylock", "up"}
+    gradual_tree = git_am_copy(small_tree, gradual, tmp_path / "gradual")
+    assert old_api_declared(gradual_tree) == {"down", "down_interruptible", "down_trylock", "up"}
+    flag_day_tree = git_am_copy(small_tree, flag_day, tmp_path / "flag-day")
+    assert old_api_declared(flag_day_tree) == set()
+
+
+def test_converted_sites_use_the_new_api(flag_day_applied):
+    skeleton = (flag_day_applied / "drivers/usb/usb-skeleton.c").read_text()
+    assert "down_sem_interruptible(&dev->limit_sem)" in skeleton
+    assert "up_sem(&dev->limit_sem)" in skeleton
+    paired = (flag_day_applied / "drivers/fixture/paired.c").read_text()
+    assert "mutex_lock" in paired and "#include <linux/mutex.h>" in paired
+
+
+def test_rerun_on_a_converted_tree_finds_nothing_to_convert(flag_day_applied, tmp_path):
+    before = tree_digest(flag_day_applied / "drivers")
+    done = run_convert(str(flag_day_applied), "-o", str(tmp_path / "again"),
+                       "--identity", IDENTITY)
+    assert "nothing to convert" in done.stderr
+    assert not list((tmp_path / "again").glob("*.patch"))
+    assert tree_digest(flag_day_applied / "drivers") == before
+
+
+def test_input_tree_is_left_alone_and_rerun_is_stable(small_tree, flag_day, tmp_path):
+    before = tree_digest(small_tree)
+    again = make_series(small_tree, tmp_path / "again")
+    assert tree_digest(small_tree) == before
+    assert (again / "series").read_text() == (flag_day / "series").read_text()
+    # Dates, message ids and blob hashes of the mail headers may differ.
+    volatile = r"^(From [0-9a-f]+ |Date: |index |Message-Id: |In-Reply-To: |References: ).*$"
+    strip = lambda p: re.sub(volatile, "", p.read_text(), flags=re.M)
+    for first, second in zip(patches_of(flag_day), patches_of(again)):
+        assert strip(first) == strip(second), first.name
+
+
+# --- the whole default tree ------------------------------------------------------
+
+def test_default_series_has_every_part(default_run):
+    out = default_run
+    names = (out / "series").read_text().split()
+    assert (out / "0000-cover-letter.patch").is_file()
+    assert len(names) >= 10
+    scope = load_json(out / "scope.json")
+    assert scope["checkpatch"]["errors"] == []
+
+
+def test_default_series_applies_and_leaves_no_old_api_user(default_run, default_6_1, tmp_path):
+    from sem2mutex.progress import Progress
+    from sem2mutex.verify import VerifyRequest, verify_series
+    result = verify_series(VerifyRequest(tree=default_6_1, series_dir=default_run,
+                                         out_dir=tmp_path, files=[]), Progress(quiet=True))
+    assert result.applied, result.apply_error
+    assert result.old_api_left == []
+
+
+def test_default_series_has_no_checkpatch_error(default_run, default_6_1):
+    patches = patches_of(default_run)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        errors = dict(zip((p.name for p in patches),
+                          pool.map(lambda p: checkpatch_errors(default_6_1, p), patches)))
+    assert {name: e for name, e in errors.items() if e} == {}
