@@ -83,7 +83,8 @@ def build_scope(req, result, exports_before: set[str], exports_after: set[str]) 
         "exports_removed": sorted(exports_before - exports_after),
         "ambiguous": [{"id": i.id, "file": i.file,
                        "reasons": [r.code for r in i.reasons]} for i in ambiguous],
-        "checkpatch": {"errors": errors, "warnings": warnings},
+        "checkpatch": {"errors": errors, "warnings": warnings,
+                       "not_checked": [p.file for p in result.patches if p.checkpatch is None]},
     }
     return Scope(data, scope_markdown(data))
 
@@ -132,7 +133,10 @@ def scope_markdown(d: dict) -> str:
         out += [f"- {n['file']}:{n['line']} {n['op']}() ({n['instance']}): {n['why']}"
                 for n in d["not_converted"]]
     out += ["", "## checkpatch", ""]
-    if not d["checkpatch"]["errors"] and not d["checkpatch"]["warnings"]:
+    if d["checkpatch"]["not_checked"]:
+        out += ["The tree has no scripts/checkpatch.pl: "
+                f"{len(d['checkpatch']['not_checked'])} patches were not checked.", ""]
+    if not any(d["checkpatch"][k] for k in ("errors", "warnings", "not_checked")):
         out.append("No errors, no warnings.")
     out += [f"- ERROR {e['patch']}: {e['error']}" for e in d["checkpatch"]["errors"]]
     out += [f"- WARNING {w['patch']}: {w['warning']}" for w in d["checkpatch"]["warnings"]]

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -293,8 +294,11 @@ class CheckpatchReport:
     checks: list[str]
 
 
-def checkpatch(tree: Path, patch: Path) -> CheckpatchReport:
+def checkpatch(tree: Path, patch: Path) -> CheckpatchReport | None:
+    """The tree's own checkpatch.pl on PATCH; None when the tree has none."""
     script = tree / "scripts" / "checkpatch.pl"
+    if not script.is_file():
+        return None
     done = subprocess.run(["perl", str(script), "--no-tree", "--terse", "--show-types",
                            "--no-summary", str(patch)], cwd=tree, capture_output=True,
                           text=True)
@@ -419,11 +423,15 @@ class SeriesBuilder:
         if unowned:
             raise SeriesError(f"the rewrite changed files no instance owns: {unowned[:5]}")
         results = []
-        for n, unit in enumerate(units):
-            files = [f for f in whole.files_changed if min(owners[f]) == n]
-            result = unit_view(whole, unit, files)
+        unit_files = [[f for f in whole.files_changed if min(owners[f]) == n]
+                      for n in range(len(units))]
+        views = [unit_view(whole, unit, files) for unit, files in zip(units, unit_files)]
+        with ThreadPoolExecutor(max_workers=max(1, self.req.jobs)) as pool:
+            ccs = list(pool.map(lambda view: get_maintainer(self.req.tree, view.files_changed),
+                                views))
+        for unit, result, files, cc in zip(units, views, unit_files, ccs):
             results.append(result)
-            self.commit_unit(repo, unit, result, files, patches)
+            self.commit_unit(repo, unit, result, files, patches, cc)
         self.progress.step(f"series: {len(units)} conversion patches")
         return results, units
 
@@ -470,8 +478,10 @@ class SeriesBuilder:
         return results
 
     def commit_unit(self, repo: MiniRepo, unit: ConversionUnit, result: RewriteResult,
-                    files: list[str] | None, patches: list[PatchInfo]) -> None:
-        cc = get_maintainer(self.req.tree, result.files_changed)
+                    files: list[str] | None, patches: list[PatchInfo],
+                    cc: list[str] | None = None) -> None:
+        if cc is None:
+            cc = get_maintainer(self.req.tree, result.files_changed)
         subject, body = conversion_message(unit, result, cc, self.req.identity)
         if repo.commit(subject, body, files):
             patches.append(PatchInfo("", subject, "conversion", result.files_changed,
@@ -523,8 +533,13 @@ def generate_series(req: SeriesRequest, progress: Progress) -> SeriesResult:
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
         files = export_patches(result.repo, result, staging, req.identity)
-        for info, path in zip(result.patches, files[1:]):
-            info.checkpatch = checkpatch(req.tree, path)
+        with ThreadPoolExecutor(max_workers=max(1, req.jobs)) as pool:
+            reports = list(pool.map(lambda path: checkpatch(req.tree, path), files[1:]))
+        for info, report in zip(result.patches, reports):
+            info.checkpatch = report
+        if None in reports:
+            progress.warn(f"{req.tree}/scripts/checkpatch.pl is missing: "
+                          "the patches were not checked")
         scope = build_scope(req, result, result.exports_before, result.exports_after)
         write_cover_letter(files[0], scope)
         (staging / "series").write_text("".join(f"{p.name}\n" for p in files[1:]))
