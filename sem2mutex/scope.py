@@ -3,6 +3,7 @@ maintainers who judge it (scope.md, scope.json, 0000-cover-letter.patch)."""
 from __future__ import annotations
 
 import re
+import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ from .model import Instance, SemClass
 from .paths import COCCI_DIR
 from .progress import Progress
 from .rewrite import MUTEX
-from .spatch import SpatchRunner
+from .spatch import SpatchError, SpatchRunner
 
 EXPORTS_RULE = COCCI_DIR / "check" / "exports.cocci"
 OLD_TO_NEW = (
@@ -25,8 +26,22 @@ OLD_TO_NEW = (
 )
 
 
+def files_with_words(root: Path, files: list[str], words: list[str]) -> list[str]:
+    """FILES whose text has one of WORDS: a prefilter, as spatch's own
+    (--use-idutils), so that the rule only parses files it can match."""
+    if not files:
+        return []
+    done = subprocess.run(["grep", "-l", "-w", *[a for w in words for a in ("-e", w)],
+                           "--", *files], cwd=root, capture_output=True, text=True)
+    if done.returncode > 1:
+        raise SpatchError(f"grep failed: {done.stderr.strip()[:200]}")
+    return sorted(set(done.stdout.split()))
+
+
 def exported_symbols(spatch: Path, root: Path, files: list[str]) -> set[str]:
-    c_files = [f for f in files if f.endswith(".c") and (root / f).is_file()]
+    c_files = files_with_words(root, [f for f in files if f.endswith(".c")
+                                      and (root / f).is_file()],
+                               ["EXPORT_SYMBOL", "EXPORT_SYMBOL_GPL"])
     runner = SpatchRunner(spatch, root, 2, Progress(quiet=True))
     out = runner.run("exports", [EXPORTS_RULE], c_files)
     return {r["name"] for r in out.records if r["kind"] == "export"}
