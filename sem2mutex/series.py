@@ -26,7 +26,7 @@ from .model import Audit, CoreChange, Instance
 from .prefixes import subject_prefix
 from .progress import Progress
 from .rewrite import MUTEX, RewritePlan, RewriteResult, apply_rewrite, plan_rewrite
-from .unparsed import UnparsedCall, rename_calls, unparsed_old_api_calls
+from .unparsed import COUNTING_NAMES, UnparsedCall, rename_calls, unparsed_old_api_calls
 from .scope import build_scope, exported_symbols, write_cover_letter, write_scope
 
 MODES = ("flag-day", "gradual")
@@ -441,8 +441,10 @@ class SeriesBuilder:
         """Rename the old-API calls of unparsable code (see unparsed.py);
         each file's calls go with the unit that owns the file, or with a
         unit of their own per MAINTAINERS section."""
+        # Only files whose skipped lines name an old-API function (the
+        # analysis lexed them) can hold such a call.
         failed = [p.file for p in self.req.audit.parse_failures
-                  if (repo.path / p.file).is_file()]
+                  if p.identifiers & COUNTING_NAMES.keys() and (repo.path / p.file).is_file()]
         calls = unparsed_old_api_calls(self.req.spatch, repo.path, failed, self.req.jobs)
         changed, problems = rename_calls(repo.path, calls)
         for problem in problems:
