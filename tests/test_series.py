@@ -145,6 +145,18 @@ def test_series_applies_with_git_am(flag_day_applied, flag_day):
     assert len(log) == len(patches_of(flag_day)) + 1  # the patches and the base commit
 
 
+def test_git_am_of_every_file_the_glob_names(small_tree, flag_day, tmp_path):
+    # `git am OUTDIR/0*.patch` includes the cover letter, which carries no
+    # diff: git stops there unless told to drop empty mails.
+    repo = tmp_path / "glob"
+    shutil.copytree(small_tree, repo)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "am", "-q", "--empty=drop", *map(str, sorted(flag_day.glob("0*.patch"))))
+    assert len(git(repo, "log", "--format=%s").splitlines()) == len(patches_of(flag_day)) + 1
+
+
 def test_no_checkpatch_error_in_any_patch(small_tree, flag_day):
     for patch in patches_of(flag_day):
         assert checkpatch_errors(small_tree, patch) == [], patch.name
