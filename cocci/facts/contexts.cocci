@@ -53,7 +53,7 @@ p << fndef_static.p;
 emit("fnstatic", p[0])
 
 @local_call depends on report@
-identifier g;
+identifier g : script:python () { str(g) in DEFINED };
 position p;
 @@
 g@p(...)
@@ -62,8 +62,7 @@ g@p(...)
 g << local_call.g;
 p << local_call.p;
 @@
-if g in DEFINED:
-	emit("calls", p[0], callee=g)
+emit("calls", p[0], callee=g)
 
 // ------------------------------------------------- registered callbacks
 
