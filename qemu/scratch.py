@@ -12,6 +12,7 @@ from pathlib import Path
 
 from qemu.errors import TreeError
 from sem2mutex import intake
+from sem2mutex.fsutil import locked
 from sem2mutex.paths import DEBIAN_SOURCE_TARBALL, CacheLayout
 
 SCRATCH_MARKER = ".sem2mutex-scratch-of"
@@ -36,7 +37,7 @@ def hardlinked_scratch(source: Path, dest: Path) -> Path:
     """
     source = source.resolve()
     marker = dest / SCRATCH_MARKER
-    with intake.locked(dest.parent / f".{dest.name}.lock"):
+    with locked(dest.parent / f".{dest.name}.lock"):
         if marker.is_file() and marker.read_text() == str(source):
             return dest
         partial = dest.with_name(dest.name + ".partial")

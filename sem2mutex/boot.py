@@ -31,16 +31,13 @@ fixture rebuilds that file only.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from qemu import intree
 from qemu.atomic import write_atomic, write_if_changed
@@ -50,6 +47,7 @@ from qemu.scratch import hardlinked_scratch
 from . import verify
 from .analysis import AnalysisRequest, analyse
 from .decisions import load_verdicts
+from .fsutil import locked
 from .intake import IntakeError, open_tree
 from .model import Verdict
 from .paths import COCCI_DIR, QEMU_DIR, REPO_ROOT, cache_layout
@@ -163,15 +161,6 @@ class BootOutcome:
 # Small helpers
 
 
-@contextmanager
-def locked(lock_path: Path) -> Iterator[None]:
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def source_files(source_dir: Path) -> dict[str, bytes]:

@@ -1,11 +1,13 @@
-"""Small filesystem helpers: atomic writes and write-permission checks."""
+"""Small filesystem helpers: atomic writes, write-permission checks, lock files."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -52,3 +54,16 @@ def check_writable_dir(path: Path) -> str | None:
     except OSError as err:
         return f"output directory {path} is not writable: {err.strerror}"
     return None
+
+
+@contextmanager
+def locked(lock_path: Path) -> Iterator[None]:
+    """Hold an exclusive lock file: several processes (a run, the tests)
+    may want the same cache entry at once."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -7,17 +7,16 @@ everything about them.
 """
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from .fsutil import locked
 from .model import ApiEra, KernelTree
 from .paths import DEBIAN_SOURCE_DIRNAME, DEBIAN_SOURCE_TARBALL, CacheLayout
 
@@ -92,16 +91,6 @@ def open_tree(path: Path) -> KernelTree:
                       is_git=(path / ".git").exists())
 
 
-@contextmanager
-def locked(lock_path: Path):
-    """An exclusive lock file: several processes may want the tree at once."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def ensure_default_tree(cache: CacheLayout, tarball: Path = DEBIAN_SOURCE_TARBALL) -> Path:

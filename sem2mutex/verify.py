@@ -34,7 +34,6 @@ headers a file includes (its dependency list in .cmd files).  The grep of
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
 import re
@@ -48,7 +47,7 @@ from pathlib import Path
 from typing import Iterator
 
 from . import core_api
-from .fsutil import write_json_atomic
+from .fsutil import locked, write_json_atomic
 from .intake import NON_KERNEL_DIRS, read_version, split_by_mentions
 from .paths import CacheLayout, cache_layout
 from .progress import Progress
@@ -234,16 +233,6 @@ def _timed(timings: dict[str, float], name: str) -> Iterator[None]:
         timings[name] = timings.get(name, 0.0) + time.monotonic() - start
 
 
-@contextmanager
-def _locked(lock_path: Path) -> Iterator[None]:
-    """One verification at a time per cache: they share the scratch repo."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _read_json(path: Path) -> dict | None:
@@ -936,7 +925,7 @@ def verify_series(req: VerifyRequest, progress: Progress) -> VerifyResult:
     result = VerifyResult(applied=False, tree=str(tree), version=stamp["version"], base=None,
                           series=[p.name for p in patches])
     timings = result.timings
-    with _locked(scratch_path.parent / f".{SCRATCH_NAME}.lock"):
+    with locked(scratch_path.parent / f".{SCRATCH_NAME}.lock"):
         with _timed(timings, "scratch"):
             previous = _previous_changes(scratch_path)
             scratch = ensure_scratch_repo(tree, scratch_path, stamp, progress)
