@@ -168,3 +168,21 @@ def test_rerun_replaces_reports_atomically(tmp_path):
 def load_json_text(text: str) -> dict:
     import json
     return json.loads(text)
+
+
+def test_proof_stages_need_the_series(tmp_path):
+    for stage in ("--verify", "--boot", "--bench"):
+        done = run_convert(str(FIXTURE_TREE), "--analyze-only", stage, "-o", str(tmp_path),
+                           check=False)
+        assert done.returncode == 2
+        assert done.stderr.strip() == (f"convert.py: error: {stage} needs the series; "
+                                       "it cannot be combined with --analyze-only")
+    assert not list(tmp_path.iterdir())
+
+
+def test_boot_timeout_must_be_positive(tmp_path):
+    done = run_convert(str(FIXTURE_TREE), "--boot", "--boot-timeout", "0", "-o", str(tmp_path),
+                       check=False)
+    assert done.returncode == 2
+    assert "--boot-timeout must be at least 1 second" in done.stderr
+    assert not list(tmp_path.iterdir())
