@@ -30,7 +30,7 @@ class AnalysisRequest:
 
 def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
     started = time.monotonic()
-    files = candidate_files(req.tree, req.dirs)
+    files = candidate_files(req.tree, req.dirs, req.jobs)
     progress.step(f"{len(files.declaring)} files may declare, {len(files.calling)} may call "
                   "the semaphore API")
     runner = SpatchRunner(req.spatch, req.tree.path, req.jobs, progress)

@@ -54,14 +54,15 @@ class ContextMap:
         return self.by_function.get((file, function), [])
 
     def entry_point_reaching(self, file: str, function: str) -> str | None:
-        """A function callable from unseen code that may lead to FUNCTION."""
+        """The nearest function callable from unseen code that may lead to
+        FUNCTION (alphabetically first among equals, so reruns agree)."""
         seen = {function}
-        todo = [function]
+        todo = deque([function])
         while todo:
-            fn = todo.pop()
+            fn = todo.popleft()
             if (file, fn) in self.entry_points:
                 return fn
-            for caller in self.callers.get((file, fn), ()):
+            for caller in sorted(self.callers.get((file, fn), ())):
                 if caller not in seen:
                     seen.add(caller)
                     todo.append(caller)

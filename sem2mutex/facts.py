@@ -264,7 +264,7 @@ class FactCollector:
         """Files that mention a function doing down()/up() through a pointer."""
         names = {c.pos.function for c in facts.calls
                  if c.target.shape == "pointer" and c.macro is None}
-        mentions = files_mentioning(self.runner.tree, names)
+        mentions = files_mentioning(self.runner.tree, names, self.runner.jobs)
         return sorted({f for files in mentions.values() for f in files})
 
     def parse_failures(self, *outputs: SpatchOutput) -> list[ParseFailure]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from .fsutil import locked
 from .model import ApiEra, KernelTree
 from .paths import DEBIAN_SOURCE_DIRNAME, DEBIAN_SOURCE_TARBALL, CacheLayout
+from .treegrep import GrepError, grep_sources
 
 
 class IntakeError(Exception):
@@ -122,7 +123,7 @@ class CandidateFiles:
     calling: list[str]  # may call the API
 
 
-def _grep(tree: Path, pattern: str, use_git: bool) -> set[str]:
+def _grep(tree: Path, pattern: str, use_git: bool, jobs: int) -> set[str]:
     """Files (tree-relative) whose text matches PATTERN (ERE)."""
     if use_git:
         # --untracked --no-exclude-standard: a checkout's new and ignored
@@ -132,12 +133,11 @@ def _grep(tree: Path, pattern: str, use_git: bool) -> set[str]:
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode in (0, 1):
             return set(done.stdout.split())
-    cmd = ["grep", "-r", "-l", "-I", "-E", "--include=*.c", "--include=*.h",
-           "-e", pattern, "."]
-    done = subprocess.run(cmd, cwd=tree, capture_output=True, text=True)
-    if done.returncode not in (0, 1):
-        raise IntakeError(f"cannot read {tree}: {done.stderr.strip().splitlines()[-1:]}")
-    return {line[2:] if line.startswith("./") else line for line in done.stdout.split()}
+    try:
+        return set(grep_sources(tree, ["-l", "-E", "-e", pattern], jobs,
+                                skip=tuple(d.rstrip("/") for d in NON_KERNEL_DIRS)))
+    except GrepError as err:
+        raise IntakeError(f"cannot read {tree}: {err}") from err
 
 
 def is_kernel_source(rel: str) -> bool:
@@ -180,8 +180,8 @@ def grep_to_python(ere: str) -> str:
     return ere.replace("[[:space:]]", r"\s")
 
 
-def candidate_files(tree: KernelTree, dirs: list[str]) -> CandidateFiles:
-    mentioning = {f for f in _grep(tree.path, f"{DECL_TOKENS}|{CALL_TOKENS}", tree.is_git)
+def candidate_files(tree: KernelTree, dirs: list[str], jobs: int = 2) -> CandidateFiles:
+    mentioning = {f for f in _grep(tree.path, f"{DECL_TOKENS}|{CALL_TOKENS}", tree.is_git, jobs)
                   if is_kernel_source(f)}
     declaring, calling = split_by_mentions(tree.path, mentioning)
     # Headers are read tree-wide so a scoped run still resolves struct

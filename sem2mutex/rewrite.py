@@ -38,9 +38,9 @@ import subprocess
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from difflib import SequenceMatcher
 from pathlib import Path
 
+from .linediff import changed_blocks
 from .model import Instance, Location, SemClass
 from .paths import COCCI_DIR
 from .spatch import ParseError, combine_rules, parse_errors
@@ -187,13 +187,11 @@ class RewritePlan:
 
     def record_changes(self, file: str, before: bytes, after: bytes) -> None:
         """Record the lines that moved when FILE went from BEFORE to AFTER."""
-        old, new = split_lines(before), split_lines(after)
         found = []
-        for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new,
-                                                   autojunk=False).get_opcodes():
-            if tag != "equal" and (j2 - j1) != (i2 - i1):
-                # lines below the changed block (i1, i2] moved
-                found.append((self.audit_line(file, i2), (j2 - j1) - (i2 - i1)))
+        for b in changed_blocks(before, after):
+            grown = (b.new_end - b.new_start) - (b.old_end - b.old_start)
+            if grown:  # lines below the changed block (old_start, old_end] moved
+                found.append((self.audit_line(file, b.old_end), grown))
         self.line_shifts.setdefault(file, []).extend(found)
 
     def files(self) -> list[str]:
@@ -634,12 +632,11 @@ def unplanned_lines(file: str, before: bytes, after: bytes, planned: set[int]
     """
     old, new = split_lines(before), split_lines(after)
     found = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new,
-                                               autojunk=False).get_opcodes():
-        if tag == "equal" or planned & set(range(j1 + 1, j2 + 1)):
+    for b in changed_blocks(before, after):
+        if planned & set(range(b.new_start + 1, b.new_end + 1)):
             continue
-        if not same_but_whitespace(old[i1:i2], new[j1:j2]):
-            found.append(Location(file, j1 + 1))
+        if not same_but_whitespace(old[b.old_start:b.old_end], new[b.new_start:b.new_end]):
+            found.append(Location(file, b.new_start + 1))
     return found
 
 

@@ -18,8 +18,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .intake import is_kernel_source
+from .intake import NON_KERNEL_DIRS, is_kernel_source
 from .progress import Progress
+from .treegrep import grep_sources
 
 # Not --quiet: the "HANDLING: file" lines tell which file a parse error
 # belongs to (the error itself may point into spatch's standard.h).
@@ -125,7 +126,7 @@ class SpatchRunner:
     jobs: int
     progress: Progress
     timeout_per_file: int = 120
-    files_per_chunk: int = 25
+    files_per_chunk: int = 50
 
     def run(self, label: str, cocci_files: list[Path], files: list[str],
             env: dict[str, str] | None = None) -> SpatchOutput:
@@ -168,17 +169,14 @@ class SpatchRunner:
         return records, parse_errors(done.stderr)
 
 
-def files_mentioning(tree: Path, names: set[str]) -> dict[str, set[str]]:
+def files_mentioning(tree: Path, names: set[str], jobs: int) -> dict[str, set[str]]:
     """name -> files whose text has NAME as a word (a prefilter for spatch)."""
     if not names:
         return {}
-    cmd = ["grep", "-r", "-o", "-w", "-I", "--include=*.c", "--include=*.h",
-           *[arg for n in sorted(names) for arg in ("-e", n)], "."]
-    done = subprocess.run(cmd, cwd=tree, capture_output=True, text=True)
     found: dict[str, set[str]] = defaultdict(set)
-    for line in done.stdout.splitlines():
+    for line in grep_sources(tree, ["-o", "-w", *[a for n in sorted(names) for a in ("-e", n)]],
+                             jobs, skip=tuple(d.rstrip("/") for d in NON_KERNEL_DIRS)):
         path, _, word = line.rpartition(":")
-        path = path[2:] if path.startswith("./") else path
         if is_kernel_source(path):
             found[word].add(path)
     return found

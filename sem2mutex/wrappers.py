@@ -105,7 +105,8 @@ class WrapperAnalysis:
             return []
         static = {(f.file, f.name) for f in facts.functions if f.static}
         mentions = files_mentioning(self.runner.tree,
-                                    {n for w in found for n in w.locks + w.unlocks})
+                                    {n for w in found for n in w.locks + w.unlocks},
+                                    self.runner.jobs)
         by_id = {inst.id: inst for inst in instances}
         # One spatch per semaphore (its wrapper names go in the environment),
         # several semaphores at a time.

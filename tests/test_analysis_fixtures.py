@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import FIXTURE_TREE, LEGACY_TREE, load_json, run_convert
+from sem2mutex.contexts import ContextMap
 
 EXPECTED = json.loads((FIXTURE_TREE / "expected.json").read_text())
 
@@ -111,3 +112,17 @@ def test_legacy_tree_api_era_and_classes(tmp_path):
         "static:drivers/char/legacy.c:legacy_table_lock":
             {"class": "mutex", "reasons": ["count-one", "paired-release", "process-context"]},
     }
+
+
+def test_entry_point_reaching_is_the_nearest_and_stable():
+    # a.c: trylock_site <- helper <- {zeta_op, alpha_op}; zeta_op and
+    # alpha_op are both one call away, far_entry two calls away.
+    cmap = ContextMap()
+    for caller, callee in [("helper", "trylock_site"), ("zeta_op", "helper"),
+                           ("alpha_op", "helper"), ("far_entry", "zeta_op")]:
+        cmap.callers[("a.c", callee)].add(caller)
+    cmap.entry_points = {("a.c", "zeta_op"), ("a.c", "alpha_op"), ("a.c", "far_entry")}
+    assert cmap.entry_point_reaching("a.c", "trylock_site") == "alpha_op"
+    cmap.entry_points = {("a.c", "far_entry"), ("a.c", "zeta_op")}
+    assert cmap.entry_point_reaching("a.c", "trylock_site") == "zeta_op"
+    assert cmap.entry_point_reaching("b.c", "trylock_site") is None

@@ -11,7 +11,6 @@ cache, so a warm run only relinks; a cold run builds the kernel once.
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
 import sys

@@ -18,6 +18,7 @@ from conftest import FIXTURE_TREE, REPO, default_tree_path
 from sem2mutex.analysis import AnalysisRequest, analyse
 from sem2mutex.decisions import load_verdicts
 from sem2mutex.intake import find_spatch, open_tree
+from sem2mutex.linediff import changed_blocks
 from sem2mutex.model import Init, Instance, Location, SemClass, Site
 from sem2mutex.progress import Progress
 from sem2mutex.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, MUTEX, NOT_ADDED,
@@ -435,6 +436,25 @@ def test_plan_line_shifts_map_both_ways():
     assert plan.audit_line("f.c", 4) == 3
     plan.record_changes("f.c", b"a\nb1\nb2\nc\nd\n", b"i\na\nb1\nb2\nc\nd\n")
     assert [plan.current_line("f.c", n) for n in (1, 2, 3, 4)] == [2, 3, 5, 6]
+
+
+def test_changed_blocks_are_minimal_and_rebuild_the_new_file():
+    old = [f"line {n}" for n in range(1, 2001)] + ["}", "", "}", ""] * 500
+    new = list(old)
+    new[10:11] = ["line 11 broken", "  over two lines"]   # replace, grows
+    new.insert(1500, "#include <linux/mutex.h>")           # insertion
+    del new[2600]                                          # deletion of a "}"
+    before, after = ("\n".join(old) + "\n").encode(), ("\n".join(new) + "\n").encode()
+    blocks = changed_blocks(before, after)
+    assert [(b.old_end - b.old_start, b.new_end - b.new_start) for b in blocks] == \
+        [(1, 2), (0, 1), (1, 0)]
+    assert (blocks[0].old_start, blocks[1].old_start, blocks[1].new_start) == (10, 1499, 1500)
+    rebuilt, at = [], 0
+    for b in blocks:
+        rebuilt += old[at:b.old_start] + new[b.new_start:b.new_end]
+        at = b.old_end
+    assert rebuilt + old[at:] == new
+    assert changed_blocks(before, before) == []
 
 
 def test_include_anchor_choices():
