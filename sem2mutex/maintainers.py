@@ -67,9 +67,33 @@ def parse_maintainers(text: str) -> list[Section]:
     return sections
 
 
+def literal_components(pattern: str) -> tuple[str, ...]:
+    """The path components PATTERN starts with before any wildcard: a path
+    it matches starts with the same components."""
+    found = []
+    for part in pattern.rstrip("/").split("/"):
+        if any(ch in part for ch in "*?["):
+            break
+        found.append(part)
+    return tuple(found)
+
+
 @dataclass
 class Maintainers:
     sections: list[Section] = field(default_factory=list)
+    # literal leading components -> (section number, pattern), so that a
+    # lookup tries the few patterns that can match, not all 20,000
+    _by_prefix: dict[tuple[str, ...], list[tuple[int, str]]] = field(
+        default_factory=dict, init=False, repr=False)
+    _answers: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for number, sec in enumerate(self.sections):
+            if sec.name == FALLBACK_SECTION:
+                continue
+            for pattern in sec.files:
+                self._by_prefix.setdefault(literal_components(pattern), []).append(
+                    (number, pattern))
 
     @classmethod
     def load(cls, tree: Path) -> "Maintainers":
@@ -79,15 +103,21 @@ class Maintainers:
         return cls(parse_maintainers(path.read_text(errors="replace")))
 
     def section_for(self, path: str) -> str:
+        if path not in self._answers:
+            self._answers[path] = self._best_section(path)
+        return self._answers[path]
+
+    def _best_section(self, path: str) -> str:
+        parts = tuple(path.split("/"))
+        candidates = sorted(c for n in range(len(parts) + 1)
+                            for c in self._by_prefix.get(parts[:n], ()))
         best, best_score = FALLBACK_SECTION, -1
-        for sec in self.sections:
-            if sec.name == FALLBACK_SECTION:
+        for number, pattern in candidates:
+            sec = self.sections[number]
+            if not pattern_matches(pattern, path) or \
+                    any(pattern_matches(x, path) for x in sec.excluded):
                 continue
-            if any(pattern_matches(x, path) for x in sec.excluded):
-                continue
-            for pattern in sec.files:
-                if pattern_matches(pattern, path):
-                    score = specificity(pattern)
-                    if score > best_score:
-                        best, best_score = sec.name, score
+            score = specificity(pattern)
+            if score > best_score:
+                best, best_score = sec.name, score
         return best

@@ -442,7 +442,7 @@ class SpatchRun:
     parse_errors: dict[str, list[ParseError]]  # file as given -> skipped regions
 
 
-def run_spatch(spatch: Path, cocci: list[Path], virtual: str, files: list[Path],
+def run_spatch(spatch: Path, cocci: list[Path], virtuals: list[str], files: list[Path],
                jobs: int, env: dict[str, str] | None = None,
                in_place: bool = False) -> SpatchRun:
     """Run the rules on explicit files, one file per group, from a neutral cwd.
@@ -459,7 +459,7 @@ def run_spatch(spatch: Path, cocci: list[Path], virtual: str, files: list[Path],
         groups = Path(neutral) / "groups"
         groups.write_text("".join(f"{f}\n\n" for f in files))
         args = [str(spatch), *SPATCH_FLAGS, "--timeout", str(SPATCH_TIMEOUT_SECONDS),
-                "--sp-file", str(program), "-D", virtual,
+                "--sp-file", str(program), *[a for v in virtuals for a in ("-D", v)],
                 "--jobs", str(max(1, min(jobs, len(files)))), "--file-groups", str(groups)]
         if in_place:
             args.append("--in-place")
@@ -468,7 +468,7 @@ def run_spatch(spatch: Path, cocci: list[Path], virtual: str, files: list[Path],
     if done.returncode != 0 or "Traceback" in done.stderr \
             or "Error in python" in done.stderr:
         tail = "\n".join(done.stderr.strip().splitlines()[-8:])
-        raise RewriteError(f"spatch ({virtual}, {len(files)} files) exited "
+        raise RewriteError(f"spatch ({', '.join(virtuals)}, {len(files)} files) exited "
                            f"{done.returncode}: {tail}")
     # With --in-place spatch still prints its diff; the rules print JSON.
     records = [json.loads(line) for line in done.stdout.splitlines()
@@ -509,14 +509,23 @@ class TreeState:
     parse_errors: dict[str, list[ParseError]]  # relative file -> skipped regions
 
 
+STATE_KINDS = ("call", "argument", "declaration", "define", "include")
+
+
 def read_state(tree: Path, files: list[str], spatch: Path, jobs: int) -> TreeState:
-    run = run_spatch(spatch, STATE_COCCI, "report", [tree / f for f in files], jobs)
+    run = run_spatch(spatch, STATE_COCCI, ["report"], [tree / f for f in files], jobs)
+    return tree_state(tree, files, run)
+
+
+def tree_state(tree: Path, files: list[str], run: SpatchRun) -> TreeState:
+    """What rewrite_state.cocci's records of RUN say FILES hold."""
     states: dict[str, FileState] = {f: FileState() for f in files}
+    records = [r for r in run.records if r["kind"] in STATE_KINDS]
     calls: dict[tuple[str, int, int], str] = {}  # (file, line, column) -> op
-    for r in run.records:
+    for r in records:
         if r["kind"] == "call":
             calls[(r["file"], r["line"], r["column"])] = r["name"]
-    for r in run.records:
+    for r in records:
         st = states.setdefault(os.path.relpath(r["file"], tree), FileState())
         if r["kind"] == "call":
             st.add(r["line"], r["name"], r["column"], None)
@@ -649,11 +658,30 @@ class TransformRun:
     shifts_before: dict[str, list[tuple[int, int]]]  # to roll the plan back
     unplanned: list[Location]
     parse_errors: dict[str, list[ParseError]]
+    # what the files held before it, when asked for (report_before), and
+    # the initial_status of every planned edit by it
+    before: TreeState | None = None
+    initial: dict[Edit, EditOutcome | None] = field(default_factory=dict)
+    strayed: bool = False  # it rewrote a position the files did not hold as planned
+
+    def undo(self, tree: Path, plan: RewritePlan) -> None:
+        """Put the files and PLAN's line shifts back as they were."""
+        for f, data in self.originals.items():
+            restore(tree / f, data)
+        plan.line_shifts.clear()
+        plan.line_shifts.update(self.shifts_before)
 
 
 def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
-              jobs: int, scratch: Path) -> TransformRun:
+              jobs: int, scratch: Path, report_before: bool = False) -> TransformRun:
     """Run the transform rules until every pending edit is done or stuck.
+
+    With REPORT_BEFORE, the first run puts rewrite_state.cocci before the
+    transform rules, so it also reports what the files held before any
+    change (TransformRun.before): one parse of every file less than a run
+    of its own.  PENDING is then every planned edit; the ones the files do
+    not hold as planned (initial_status) are dropped from it after that
+    first run, and TransformRun.strayed says whether it rewrote any of them.
 
     Why more than one spatch run: once a rule has changed a function, spatch
     re-parses that function from a temporary file, so the positions later
@@ -671,16 +699,31 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
     forms: dict[Edit, str] = {}
     errors: dict[str, list[ParseError]] = {}
     remaining = list(pending)
+    before: TreeState | None = None
+    status: dict[Edit, EditOutcome | None] = {}
+    strayed = False
     while remaining:
+        reading = report_before and before is None
         todo = sorted({e.file for e in remaining})
-        now_at = {plan.moved(e).key: e for e in remaining}
+        now_at: dict[tuple[str, int, str], list[Edit]] = defaultdict(list)
+        for e in remaining:
+            now_at[plan.moved(e).key].append(e)
         plan_file = write_plan_file(scratch, tree, [plan.moved(e) for e in remaining], {})
-        run = run_spatch(spatch, TRANSFORM_COCCI, "patch", [tree / f for f in todo], jobs,
+        # rewrite_state.cocci first: its rules see the files before any change
+        run = run_spatch(spatch, (STATE_COCCI if reading else []) + TRANSFORM_COCCI,
+                         ["report", "patch"] if reading else ["patch"],
+                         [tree / f for f in todo], jobs,
                          env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True)
-        for r in run.records:
-            edit = now_at.get((os.path.relpath(r["file"], tree), r["line"], r["op"]))
-            if r.get("kind") == "rewrote" and edit:
-                forms.setdefault(edit, TRYLOCK_FORMS.get(r["rule"], r["rule"]))
+        touched = {e: r["rule"] for r in run.records if r["kind"] == "rewrote"
+                   for e in now_at.get((os.path.relpath(r["file"], tree), r["line"], r["op"]), [])}
+        if reading:
+            before = tree_state(tree, todo, run)
+            status = initial_status(plan, before)
+            pending = [e for e in pending if status.get(e, True) is None]
+            remaining = list(pending)
+            strayed = any(e not in pending for e in touched)
+        for e, rule in touched.items():
+            forms.setdefault(e, TRYLOCK_FORMS.get(rule, rule))
         for f, messages in run.parse_errors.items():
             errors.setdefault(os.path.relpath(f, tree), messages)
         for f in todo:
@@ -688,13 +731,18 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
             if data != last[f]:
                 plan.record_changes(f, last[f], data)
                 last[f] = data
-        state = read_state(tree, todo, spatch, jobs)
+        if not remaining:
+            break
+        state = read_state(tree, sorted({e.file for e in remaining}), spatch, jobs)
         for f, messages in state.parse_errors.items():
             errors.setdefault(f, messages)
         left = [e for e in remaining if not is_rewritten(plan.moved(e), state.files[e.file])]
         if len(left) == len(remaining):
             break
         remaining = left
+    if report_before and before is None:  # nothing to read: no planned file is there
+        before = TreeState({}, {})
+        status = initial_status(plan, before)
     stuck = set(remaining)
     outcomes = {e: (EditOutcome(plan.moved(e), NOT_CONVERTED,
                                 why=not_rewritten_why(plan.moved(e), errors))
@@ -705,7 +753,8 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
     for f, data in changed.items():
         planned = {plan.current_line(f, e.line) for e in pending if e.file == f}
         unplanned += unplanned_lines(f, data, last[f], planned)
-    return TransformRun(outcomes, changed, shifts_before, unplanned, errors)
+    return TransformRun(outcomes, changed, shifts_before, unplanned, errors,
+                        before, status, strayed)
 
 
 def initial_status(plan: RewritePlan, before: TreeState
@@ -778,7 +827,7 @@ def add_mutex_includes(tree: Path, plan: RewritePlan, files: set[str], spatch: P
             unshare(tree / f)
         before = {f: (tree / f).read_bytes() for f in anchors}
         plan_file = write_plan_file(scratch, tree, [], anchors)
-        run_spatch(spatch, INCLUDE_COCCI, "patch", [tree / f for f in anchors], jobs,
+        run_spatch(spatch, INCLUDE_COCCI, ["patch"], [tree / f for f in anchors], jobs,
                    env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True)
         after = read_state(tree, sorted(anchors), spatch, jobs).files
         for f, (anchor, where) in anchors.items():
@@ -821,26 +870,37 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
     work = plan.for_instances(instance_ids) if instance_ids is not None else plan
     with tempfile.TemporaryDirectory(prefix="sem2mutex-rewrite-plan-") as tmp:
         scratch = Path(tmp)
-        present = [f for f in work.files() if (tree / f).is_file()]
-        before = read_state(tree, present, spatch, jobs)
+        present = {f for f in work.files() if (tree / f).is_file()}
+        # Usually every planned position is still to do (a fresh copy of
+        # the analysed tree), and the first transform run can read the
+        # files too.  If not (a tree already rewritten, a stale plan), its
+        # work is undone and redone from what the files held.
+        first: TransformRun | None = transform(
+            tree, work, [e for e in work.edits if e.file in present], spatch, jobs, scratch,
+            report_before=True)
+        before = first.before or TreeState({}, {})
+        # as the files were before it: the plan's lines have moved since
+        status = first.initial
+        if first.strayed or failed_mutexes([o for o in status.values() if o]):
+            first.undo(tree, work)
+            first = None
         errors = dict(before.parse_errors)
         while True:
-            status = initial_status(work, before)
+            if first is None:
+                status = initial_status(work, before)
             failed = failed_mutexes([o for o in status.values() if o])
             if failed:  # a mutex position is missing: no safe mutex conversion
                 work = demote(work, failed)
                 continue
             pending = [e for e, o in status.items() if o is None]
-            run = transform(tree, work, pending, spatch, jobs, scratch)
+            run = first or transform(tree, work, pending, spatch, jobs, scratch)
+            first = None
             for f, messages in run.parse_errors.items():
                 errors.setdefault(f, messages)
             failed = failed_mutexes(list(run.outcomes.values()))
             if not failed:
                 break
-            for f, data in run.originals.items():
-                restore(tree / f, data)
-            work.line_shifts.clear()
-            work.line_shifts.update(run.shifts_before)
+            run.undo(tree, work)
             work = demote(work, failed)
         outcomes = {e: o or run.outcomes[e] for e, o in status.items()}
         record_demotions(plan, work)

@@ -11,6 +11,10 @@
 /// that already carries the rewrite has nothing left), and after it, to
 /// check that every planned position was rewritten.
 //
+// The first time, it runs in one spatch with the transform rules, placed
+// before them so that it sees the files unchanged; its rule names carry a
+// state_ prefix so they cannot clash with theirs.
+//
 // Confidence: High
 // Copyright: (C) 2026 sem2mutex developers
 // Options: --no-includes --include-headers
@@ -29,7 +33,7 @@ def state(kind, p, **fields):
 
 // ----------------------------------------------------------------- calls
 
-@call depends on report@
+@state_call depends on report@
 identifier op = {down, down_interruptible, down_killable, down_trylock,
 		 down_timeout, up, sema_init, __SEMAPHORE_INITIALIZER,
 		 mutex_lock, mutex_lock_interruptible, mutex_lock_killable,
@@ -40,45 +44,45 @@ position p;
 @@
 op@p(...)
 
-@script:python depends on call@
-op << call.op;
-p << call.p;
+@script:python depends on state_call@
+op << state_call.op;
+p << state_call.p;
 @@
 state("call", p, name=op, column=int(p[0].column))
 
 // The names the first argument is made of (variables, fields), so that
 // sem2mutex can check that the call at a planned line is the planned
 // instance's: &dev->lock names dev and lock.
-@call_variable depends on report@
-identifier call.op;
-position call.p;
+@state_call_variable depends on report@
+identifier state_call.op;
+position state_call.p;
 identifier i;
 @@
 op@p(<+... i ...+>, ...)
 
-@script:python depends on call_variable@
-i << call_variable.i;
-p << call.p;
+@script:python depends on state_call_variable@
+i << state_call_variable.i;
+p << state_call.p;
 @@
 state("argument", p, name=i, column=int(p[0].column))
 
-@call_field depends on report@
-identifier call.op;
-position call.p;
+@state_call_field depends on report@
+identifier state_call.op;
+position state_call.p;
 identifier fld;
 expression E;
 @@
 op@p(<+... \(E->fld\|E.fld\) ...+>, ...)
 
-@script:python depends on call_field@
-fld << call_field.fld;
-p << call.p;
+@script:python depends on state_call_field@
+fld << state_call_field.fld;
+p << state_call.p;
 @@
 state("argument", p, name=fld, column=int(p[0].column))
 
 // ---------------------------------------------------------- declarations
 
-@variable depends on report@
+@state_variable depends on report@
 identifier x;
 expression N, E;
 position p;
@@ -96,14 +100,14 @@ T x@p[N] = E;
 T x@p[] = E;
 )
 
-@script:python depends on variable@
-T << variable.T;
-x << variable.x;
-p << variable.p;
+@script:python depends on state_variable@
+T << state_variable.T;
+x << state_variable.x;
+p << state_variable.p;
 @@
 state("declaration", p, type=T, name=x)
 
-@struct_field depends on report@
+@state_struct_field depends on report@
 type S;
 identifier fld;
 expression N;
@@ -120,14 +124,14 @@ S {
   ...
 };
 
-@script:python depends on struct_field@
-T << struct_field.T;
-fld << struct_field.fld;
-p << struct_field.p;
+@script:python depends on state_struct_field@
+T << state_struct_field.T;
+fld << state_struct_field.fld;
+p << state_struct_field.p;
 @@
 state("declaration", p, type=T, name=fld)
 
-@field_with_variable depends on report@
+@state_field_with_variable depends on report@
 type S;
 identifier fld, x;
 expression N;
@@ -144,14 +148,14 @@ struct { ... T fld@p; ... } x;
 struct { ... T fld@p[N]; ... } x;
 )
 
-@script:python depends on field_with_variable@
-T << field_with_variable.T;
-fld << field_with_variable.fld;
-p << field_with_variable.p;
+@script:python depends on state_field_with_variable@
+T << state_field_with_variable.T;
+fld << state_field_with_variable.fld;
+p << state_field_with_variable.p;
 @@
 state("declaration", p, type=T, name=fld)
 
-@nested_field depends on report@
+@state_nested_field depends on report@
 type S;
 identifier fld;
 expression N;
@@ -172,14 +176,14 @@ S {
   ...
 };
 
-@script:python depends on nested_field@
-T << nested_field.T;
-fld << nested_field.fld;
-p << nested_field.p;
+@script:python depends on state_nested_field@
+T << state_nested_field.T;
+fld << state_nested_field.fld;
+p << state_nested_field.p;
 @@
 state("declaration", p, type=T, name=fld)
 
-@named_nested_field depends on report@
+@state_named_nested_field depends on report@
 type S;
 identifier fld, holder;
 expression N;
@@ -200,77 +204,77 @@ S {
   ...
 };
 
-@script:python depends on named_nested_field@
-T << named_nested_field.T;
-fld << named_nested_field.fld;
-p << named_nested_field.p;
+@script:python depends on state_named_nested_field@
+T << state_named_nested_field.T;
+fld << state_named_nested_field.fld;
+p << state_named_nested_field.p;
 @@
 state("declaration", p, type=T, name=fld)
 
-@define_semaphore depends on report@
+@state_define_semaphore depends on report@
 declarer name DEFINE_SEMAPHORE;
 identifier x;
 position p;
 @@
 DEFINE_SEMAPHORE(x@p, ...);
 
-@script:python depends on define_semaphore@
-x << define_semaphore.x;
-p << define_semaphore.p;
+@script:python depends on state_define_semaphore@
+x << state_define_semaphore.x;
+p << state_define_semaphore.p;
 @@
 state("define", p, macro="DEFINE_SEMAPHORE", name=x)
 
-@define_mutex depends on report@
+@state_define_mutex depends on report@
 declarer name DEFINE_MUTEX;
 identifier x;
 position p;
 @@
 DEFINE_MUTEX(x@p);
 
-@script:python depends on define_mutex@
-x << define_mutex.x;
-p << define_mutex.p;
+@script:python depends on state_define_mutex@
+x << state_define_mutex.x;
+p << state_define_mutex.p;
 @@
 state("define", p, macro="DEFINE_MUTEX", name=x)
 
 // -------------------------------------------------------------- includes
 
-@linux_include depends on report@
+@state_linux_include depends on report@
 position p;
 @@
 #include <linux/...>@p
 
-@script:python depends on linux_include@
-p << linux_include.p;
+@script:python depends on state_linux_include@
+p << state_linux_include.p;
 @@
 state("include", p, style="linux")
 
-@angle_include depends on report@
+@state_angle_include depends on report@
 position p;
 @@
 #include <...>@p
 
-@script:python depends on angle_include@
-p << angle_include.p;
+@script:python depends on state_angle_include@
+p << state_angle_include.p;
 @@
 state("include", p, style="angle")
 
-@quoted_include depends on report@
+@state_quoted_include depends on report@
 position p;
 @@
 #include "..."@p
 
-@script:python depends on quoted_include@
-p << quoted_include.p;
+@script:python depends on state_quoted_include@
+p << state_quoted_include.p;
 @@
 state("include", p, style="quoted")
 
-@mutex_include depends on report@
+@state_mutex_include depends on report@
 position p;
 @@
 #include <linux/mutex.h>@p
 
-@script:python depends on mutex_include@
-p << mutex_include.p;
+@script:python depends on state_mutex_include@
+p << state_mutex_include.p;
 @@
 state("include", p, style="mutex")
