@@ -22,8 +22,8 @@ from sem2mutex.linediff import changed_blocks
 from sem2mutex.model import Init, Instance, Location, SemClass, Site
 from sem2mutex.progress import Progress
 from sem2mutex.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, MUTEX, NOT_ADDED,
-                               NOT_CONVERTED, PRESENT, apply_rewrite, include_anchor,
-                               plan_rewrite, FileState)
+                               NOT_CONVERTED, PRESENT, Edit, FileState, RewritePlan,
+                               apply_rewrite, include_anchor, plan_rewrite)
 
 REWRITE_DIR = REPO / "tests" / "rewrite"
 OWN_TREE = REWRITE_DIR / "tree"
@@ -356,6 +356,31 @@ def test_own_tree_rerun_and_stale_plan_change_nothing(own_run):
     assert stale.files_changed == []
     assert tree_files(own_run.tree) == before
     assert {o.status for i in stale.instances for o in i.outcomes} <= {ALREADY, NOT_CONVERTED}
+
+
+def test_a_plan_naming_another_semaphore_never_rewrites_the_neighbour(tmp_path):
+    # The transform rules find a planned call by file, line and call only;
+    # the name check comes from reading the file first.  The first transform
+    # run reads and rewrites in one go, so its rewrite of a position the file
+    # does not hold as planned (up(&a) where the plan says b) must be undone.
+    source = ("#include <linux/semaphore.h>\n"
+              "\n"
+              "static struct semaphore a, b;\n"
+              "\n"
+              "void f(void)\n"
+              "{\n"
+              "\tup(&a);\n"
+              "\tup(&b);\n"
+              "}\n")
+    (tmp_path / "n.c").write_text(source)
+    plan = RewritePlan(edits=[Edit("static:n.c:b", "n.c", 7, "up", COUNTING, "b"),
+                              Edit("static:n.c:b", "n.c", 8, "up", COUNTING, "b")],
+                       targets={"static:n.c:b": COUNTING})
+    result = apply_rewrite(tmp_path, plan, find_spatch(), JOBS)
+    assert (tmp_path / "n.c").read_text() == source.replace("\tup(&b);", "\tup_sem(&b);")
+    status = {o.edit.line: o.status for i in result.instances for o in i.outcomes}
+    assert status == {7: NOT_CONVERTED, 8: CONVERTED}
+    assert result.unplanned_changes == []
 
 
 # ------------------------------------------------------------ plan, pure
