@@ -52,6 +52,27 @@ def by_kind(records: list[dict]) -> dict[str, list[dict]]:
     return grouped
 
 
+def same_file_only(grouped: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """Keep the calls of contexts.cocci to functions of their own file, and
+    its ops callbacks that name a function some analysed file defines.
+
+    The rules check that against the functions they have seen defined, a
+    set that lives as long as the spatch process, which reads several
+    files: the facts would depend on how the files were split between
+    processes.  A function an ops structure names may be defined in
+    another file (callback_targets picks its non-static definition); calls
+    are only followed within a file.
+    """
+    fndefs = grouped.get("fndef", [])
+    defined = {(r["file"], r["name"]) for r in fndefs}
+    anywhere = {r["name"] for r in fndefs}
+    grouped["calls"] = [r for r in grouped.get("calls", [])
+                        if (r["file"], r["callee"]) in defined]
+    grouped["callback"] = [r for r in grouped.get("callback", [])
+                           if r["context"] != "ops" or r["name"] in anywhere]
+    return grouped
+
+
 def is_named_type(container: str | None) -> bool:
     return bool(container) and not container.startswith(ANONYMOUS_PREFIXES)
 
@@ -249,7 +270,7 @@ class FactCollector:
             pass2 = self.runner.run("targets, pairing, contexts, escapes", PASS2_RULES,
                                     sorted(pass2_files),
                                     env={"SEM2MUTEX_NAMES": str(names_file)})
-        grouped2 = by_kind(pass2.records)
+        grouped2 = same_file_only(by_kind(pass2.records))
         facts.calls = with_pairing(api_calls(grouped1, grouped2.get("shape", [])), grouped2)
         facts.callbacks = callbacks(grouped2)
         facts.functions = functions(grouped2)
@@ -287,7 +308,7 @@ class FactCollector:
 
 def add_context_records(facts: FactSet, records: list[dict]) -> None:
     """Merge context facts found after pass 2 (for wrapper callers)."""
-    grouped = by_kind(records)
+    grouped = same_file_only(by_kind(records))
     facts.callbacks = sorted(set(facts.callbacks) | set(callbacks(grouped)),
                              key=lambda c: (c.pos.file, c.pos.line, c.name))
     known = {(f.file, f.name) for f in facts.functions}

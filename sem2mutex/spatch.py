@@ -149,6 +149,10 @@ class SpatchRunner:
                         output.parse_errors.setdefault(f, []).extend(msgs)
                     done_files += len(futures[future])
                     self.progress.count(label, done_files, len(files))
+        # File by file, each in spatch's own order: the same whatever the
+        # chunks and whichever finished first.
+        output.records.sort(key=lambda r: r.get("file", ""))
+        output.parse_errors = dict(sorted(output.parse_errors.items()))
         return output
 
     def _run_chunk(self, program: Path, chunk: list[str], tmp: Path, index: int,

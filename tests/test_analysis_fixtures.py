@@ -8,6 +8,7 @@ from pathlib import Path
 
 from conftest import FIXTURE_TREE, LEGACY_TREE, load_json, run_convert
 from sem2mutex.contexts import ContextMap
+from sem2mutex.facts import by_kind, same_file_only
 
 EXPECTED = json.loads((FIXTURE_TREE / "expected.json").read_text())
 
@@ -126,3 +127,22 @@ def test_entry_point_reaching_is_the_nearest_and_stable():
     cmap.entry_points = {("a.c", "far_entry"), ("a.c", "zeta_op")}
     assert cmap.entry_point_reaching("a.c", "trylock_site") == "zeta_op"
     assert cmap.entry_point_reaching("b.c", "trylock_site") is None
+
+
+def test_calls_stay_in_their_file_and_ops_callbacks_need_a_definition():
+    # contexts.cocci's set of defined functions outlives a file within one
+    # spatch process: b.c's records may name a function only a.c defines.
+    records = [
+        {"kind": "fndef", "file": "a.c", "name": "helper"},
+        {"kind": "fndef", "file": "b.c", "name": "b_open"},
+        {"kind": "calls", "file": "a.c", "function": "x", "callee": "helper"},
+        {"kind": "calls", "file": "b.c", "function": "b_open", "callee": "helper"},
+        {"kind": "callback", "file": "b.c", "name": "b_open", "context": "ops"},
+        {"kind": "callback", "file": "c.c", "name": "helper", "context": "ops"},
+        {"kind": "callback", "file": "c.c", "name": "nowhere", "context": "ops"},
+        {"kind": "callback", "file": "c.c", "name": "nowhere", "context": "timer"},
+    ]
+    grouped = same_file_only(by_kind(records))
+    assert [(r["file"], r["callee"]) for r in grouped["calls"]] == [("a.c", "helper")]
+    assert [(r["name"], r["context"]) for r in grouped["callback"]] == \
+        [("b_open", "ops"), ("helper", "ops"), ("nowhere", "timer")]

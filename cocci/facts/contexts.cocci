@@ -273,7 +273,9 @@ p << kthread.p;
 emit("callback", p[0], name=fn, context="kthread")
 
 // A function stored in a designated initializer is a callback of that
-// structure (file_operations .open/.release, driver .probe, ...).
+// structure (file_operations .open/.release, driver .probe, ...).  Every
+// identifier stored so is reported: the function may be defined in another
+// file, and sem2mutex keeps the names some analysed file defines.
 @ops depends on report@
 identifier s, x, fld;
 identifier fn;
@@ -287,7 +289,5 @@ fld << ops.fld;
 fn << ops.fn;
 p << ops.p;
 @@
-if fn in DEFINED:
-	emit("callback", p[0], name=fn, context="ops", ops="struct " + s,
-	     slot=fld)
+emit("callback", p[0], name=fn, context="ops", ops="struct " + s, slot=fld)
 
