@@ -161,8 +161,6 @@ class BootOutcome:
 # Small helpers
 
 
-
-
 def source_files(source_dir: Path) -> dict[str, bytes]:
     """The files of a fixture or suite directory that belong in a tree."""
     return {p.name: p.read_bytes() for p in sorted(source_dir.iterdir())

@@ -28,6 +28,7 @@ class IntakeError(Exception):
 
 # Directories that hold no kernel code (user space tools, docs, build helpers).
 NON_KERNEL_DIRS = ("tools/", "scripts/", "Documentation/", "usr/")
+NON_KERNEL_TOP_DIRS = tuple(d.rstrip("/") for d in NON_KERNEL_DIRS)  # for grep_sources
 
 # The semaphore implementation itself defines the API rather than using it.
 API_IMPLEMENTATION = ("include/linux/semaphore.h", "kernel/locking/semaphore.c")
@@ -92,8 +93,6 @@ def open_tree(path: Path) -> KernelTree:
                       is_git=(path / ".git").exists())
 
 
-
-
 def ensure_default_tree(cache: CacheLayout, tarball: Path = DEBIAN_SOURCE_TARBALL) -> Path:
     """Unpack Debian's linux-source tarball into the cache once, atomically."""
     tree = cache.default_tree
@@ -135,7 +134,7 @@ def _grep(tree: Path, pattern: str, use_git: bool, jobs: int) -> set[str]:
             return set(done.stdout.split())
     try:
         return set(grep_sources(tree, ["-l", "-E", "-e", pattern], jobs,
-                                skip=tuple(d.rstrip("/") for d in NON_KERNEL_DIRS)))
+                                skip=NON_KERNEL_TOP_DIRS))
     except GrepError as err:
         raise IntakeError(f"cannot read {tree}: {err}") from err
 

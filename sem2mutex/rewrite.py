@@ -658,8 +658,8 @@ class TransformRun:
     shifts_before: dict[str, list[tuple[int, int]]]  # to roll the plan back
     unplanned: list[Location]
     parse_errors: dict[str, list[ParseError]]
-    # what the files held before it, when asked for (report_before), and
-    # the initial_status of every planned edit by it
+    # with report_before: what the files held before the first run, and
+    # initial_status() of every planned edit against that
     before: TreeState | None = None
     initial: dict[Edit, EditOutcome | None] = field(default_factory=dict)
     strayed: bool = False  # it rewrote a position the files did not hold as planned
@@ -719,7 +719,7 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
         if reading:
             before = tree_state(tree, todo, run)
             status = initial_status(plan, before)
-            pending = [e for e in pending if status.get(e, True) is None]
+            pending = [e for e in pending if status[e] is None]
             remaining = list(pending)
             strayed = any(e not in pending for e in touched)
         for e, rule in touched.items():

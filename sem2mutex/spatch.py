@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .intake import NON_KERNEL_DIRS, is_kernel_source
+from .intake import NON_KERNEL_TOP_DIRS, is_kernel_source
 from .progress import Progress
 from .treegrep import grep_sources
 
@@ -179,7 +179,7 @@ def files_mentioning(tree: Path, names: set[str], jobs: int) -> dict[str, set[st
         return {}
     found: dict[str, set[str]] = defaultdict(set)
     for line in grep_sources(tree, ["-o", "-w", *[a for n in sorted(names) for a in ("-e", n)]],
-                             jobs, skip=tuple(d.rstrip("/") for d in NON_KERNEL_DIRS)):
+                             jobs, skip=NON_KERNEL_TOP_DIRS):
         path, _, word = line.rpartition(":")
         if is_kernel_source(path):
             found[word].add(path)

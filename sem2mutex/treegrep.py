@@ -42,7 +42,8 @@ def grep_sources(tree: Path, options: list[str], jobs: int,
     with paths relative to TREE.  OPTIONS must hold the patterns (-e ...).
     SKIP names top-level directories the caller would drop anyway."""
     def one(entry: str) -> list[str]:
-        done = subprocess.run(["grep", "-r", "-I", *SOURCE_GLOBS, *options, "--", entry],
+        # -H: a top-level file is grep's only operand, and would print unnamed
+        done = subprocess.run(["grep", "-r", "-H", "-I", *SOURCE_GLOBS, *options, "--", entry],
                               cwd=tree, capture_output=True, text=True, errors="replace")
         if done.returncode not in (0, 1):
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]

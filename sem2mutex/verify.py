@@ -233,8 +233,6 @@ def _timed(timings: dict[str, float], name: str) -> Iterator[None]:
         timings[name] = timings.get(name, 0.0) + time.monotonic() - start
 
 
-
-
 def _read_json(path: Path) -> dict | None:
     try:
         return json.loads(path.read_text())
