@@ -29,7 +29,7 @@ for variant in default simple-mutex; do
 	rm -rf "$cache/build/$name-$variant"
 	for run in cold warm; do
 		out=$work/$variant-$run
-		/usr/bin/python3 -m sem2mutex.boot "$series" -o "$out" --name "$name" \
+		/usr/bin/python3 -m sem2mutex.proof.boot "$series" -o "$out" --name "$name" \
 			--timeout 900 -q $flag || true
 		json=$out/boot.json
 		[ "$variant" = simple-mutex ] && json=$out/simple-mutex/boot.json

@@ -28,7 +28,7 @@ tree_arg=""
 for run in first warm; do
     start=$(date +%s.%N)
     # Exit status 1 only says the series did not pass: the times still count.
-    /usr/bin/python3 -m sem2mutex.verify -q -o "$out/$run" $tree_arg "$series" \
+    /usr/bin/python3 -m sem2mutex.proof.verify -q -o "$out/$run" $tree_arg "$series" \
         >"$out/$run.summary" 2>"$out/$run.stderr" || [ $? -eq 1 ] || {
         cat "$out/$run.stderr" >&2; exit 1; }
     end=$(date +%s.%N)

@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 
 from qemu.errors import TreeError
-from sem2mutex import intake
-from sem2mutex.fsutil import locked
+from sem2mutex.audit import intake
+from sem2mutex.tools.fs import locked
 from sem2mutex.paths import DEBIAN_SOURCE_TARBALL, CacheLayout
 
 SCRATCH_MARKER = ".sem2mutex-scratch-of"

@@ -6,19 +6,19 @@ import os
 import sys
 from pathlib import Path
 
-from .analysis import AnalysisRequest, analyse
-from .boot import BootStageError, BootStageRequest, bench_series, boot_series
-from .decisions import load_verdicts
-from .fsutil import check_writable_dir, is_within
-from .intake import IntakeError, ensure_default_tree, find_spatch, normalise_dirs, open_tree
-from .maintainers import Maintainers
-from .paths import REPO_ROOT, cache_layout
-from .progress import Progress
-from .report import write_reports
-from .series import (MODES, SeriesError, SeriesRequest, default_identity, generate_series,
+from sem2mutex.audit.pipeline import AnalysisRequest, analyse
+from sem2mutex.proof.boot import BootStageError, BootStageRequest, bench_series, boot_series
+from sem2mutex.audit.decisions import load_verdicts
+from sem2mutex.tools.fs import check_writable_dir, is_within
+from sem2mutex.audit.intake import IntakeError, ensure_default_tree, find_spatch, normalise_dirs, open_tree
+from sem2mutex.tools.maintainers import Maintainers
+from sem2mutex.paths import REPO_ROOT, cache_layout
+from sem2mutex.progress import Progress
+from sem2mutex.audit.report import write_reports
+from sem2mutex.series.builder import (MODES, SeriesError, SeriesRequest, default_identity, generate_series,
                      split_identity)
-from .spatch import SpatchError
-from .verify import VerifyError, VerifyRequest, verify_series
+from sem2mutex.tools.spatch import SpatchError
+from sem2mutex.proof.verify import VerifyError, VerifyRequest, verify_series
 
 EXIT_BAD_INPUT = 2
 EXIT_TOOL_FAILURE = 1

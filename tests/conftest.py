@@ -49,7 +49,7 @@ def fixture_audit(tmp_path_factory, fixture_tree_copy) -> dict:
 
 
 def default_tree() -> Path:
-    from sem2mutex.intake import ensure_default_tree
+    from sem2mutex.audit.intake import ensure_default_tree
     from sem2mutex.paths import cache_layout
     return ensure_default_tree(cache_layout())
 

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 from conftest import FIXTURE_TREE, LEGACY_TREE, load_json, run_convert
-from sem2mutex.contexts import ContextMap
-from sem2mutex.facts import by_kind, same_file_only
+from sem2mutex.audit.contexts import ContextMap
+from sem2mutex.audit.facts import by_kind, same_file_only
 
 EXPECTED = json.loads((FIXTURE_TREE / "expected.json").read_text())
 

@@ -28,10 +28,10 @@ import pytest
 
 from conftest import REPO, load_json, run_convert
 from qemu import intree
-from sem2mutex import boot
-from sem2mutex.core_api import find_old_api_callers
-from sem2mutex.decisions import load_verdicts
-from sem2mutex.intake import find_spatch
+from sem2mutex.proof import boot
+from sem2mutex.series.core_api import find_old_api_callers
+from sem2mutex.audit.decisions import load_verdicts
+from sem2mutex.audit.intake import find_spatch
 from sem2mutex.paths import cache_layout
 from sem2mutex.progress import Progress
 

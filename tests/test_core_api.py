@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from qemu.scratch import ensure_default_tree, hardlinked_scratch
-from sem2mutex import core_api
-from sem2mutex.core_api import (CORE_FILES, NEW_NAMES, OLD_NAMES,
+from sem2mutex.series import core_api
+from sem2mutex.series.core_api import (CORE_FILES, NEW_NAMES, OLD_NAMES,
                                 SEMAPHORE_SOURCE,
                                 AlreadyApplied, CoreApiStateError,
                                 KerneldocAnchorError, OldApiCaller)

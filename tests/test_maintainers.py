@@ -1,7 +1,7 @@
 """MAINTAINERS lookups: the section that groups a file's patch."""
 from __future__ import annotations
 
-from sem2mutex.maintainers import FALLBACK_SECTION, Maintainers, parse_maintainers
+from sem2mutex.tools.maintainers import FALLBACK_SECTION, Maintainers, parse_maintainers
 
 MAINTAINERS = """\
 Descriptions of section entries and preferred order

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURE_TREE, REPO, default_tree_path
-from sem2mutex.analysis import AnalysisRequest, analyse
-from sem2mutex.decisions import load_verdicts
-from sem2mutex.intake import find_spatch, open_tree
-from sem2mutex.linediff import changed_blocks
+from sem2mutex.audit.pipeline import AnalysisRequest, analyse
+from sem2mutex.audit.decisions import load_verdicts
+from sem2mutex.audit.intake import find_spatch, open_tree
+from sem2mutex.tools.linediff import changed_blocks
 from sem2mutex.model import Init, Instance, Location, SemClass, Site
 from sem2mutex.progress import Progress
-from sem2mutex.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, MUTEX, NOT_ADDED,
+from sem2mutex.series.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, MUTEX, NOT_ADDED,
                                NOT_CONVERTED, PRESENT, Edit, FileState, RewritePlan,
                                apply_rewrite, include_anchor, plan_rewrite)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURE_TREE, load_json, run_convert
-from sem2mutex.series import core_files
+from sem2mutex.series.builder import core_files
 
 IDENTITY = "Series Test <series-test@sem2mutex.invalid>"
 KERNEL_SCRIPTS = ["scripts/checkpatch.pl", "scripts/get_maintainer.pl", "scripts/spelling.txt",
@@ -216,7 +216,7 @@ def test_default_series_has_every_part(default_run):
 
 def test_default_series_applies_and_leaves_no_old_api_user(default_run, default_6_1, tmp_path):
     from sem2mutex.progress import Progress
-    from sem2mutex.verify import VerifyRequest, verify_series
+    from sem2mutex.proof.verify import VerifyRequest, verify_series
     result = verify_series(VerifyRequest(tree=default_6_1, series_dir=default_run,
                                          out_dir=tmp_path, files=[]), Progress(quiet=True))
     assert result.applied, result.apply_error

@@ -30,7 +30,7 @@ from qemu.harness import BootRequest, build_and_boot, build_dir_lock
 from qemu.kconfig import configure
 from qemu.scratch import ensure_default_tree, hardlinked_scratch
 from sem2mutex.paths import QEMU_DIR, REPO_ROOT, cache_layout
-from sem2mutex.simple_mutex import (AnchorError, BenchLogError, apply_simple_mutex,
+from sem2mutex.series.simple_mutex import (AnchorError, BenchLogError, apply_simple_mutex,
                                     bench_summary, copy_new_files, new_files,
                                     parse_bench_log,
                                     simple_mutex_change, simple_mutex_edits,

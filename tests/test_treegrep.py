@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from sem2mutex.treegrep import GrepError, grep_sources, top_level_entries
+from sem2mutex.tools.grep import GrepError, grep_sources, top_level_entries
 
 
 @pytest.fixture

@@ -32,11 +32,13 @@ from pathlib import Path
 
 import pytest
 
-from sem2mutex import core_api, verify
-from sem2mutex.core_api import OLD_NAMES
+from sem2mutex.series import core_api
+
+from sem2mutex.proof import verify
+from sem2mutex.series.core_api import OLD_NAMES
 from sem2mutex.paths import CacheLayout, cache_layout
 from sem2mutex.progress import Progress
-from sem2mutex.verify import (CompiledFile, HeaderNotFollowed, VerifyError,
+from sem2mutex.proof.verify import (CompiledFile, HeaderNotFollowed, VerifyError,
                               VerifyRequest, verify_series)
 
 HERE = Path(__file__).resolve().parent / "verify"
@@ -356,7 +358,7 @@ def test_small_tree_changed_pristine_tree_makes_a_new_scratch_repo(tmp_path, sma
 
 @pytest.fixture(scope="module")
 def pristine() -> Path:
-    from sem2mutex.intake import ensure_default_tree
+    from sem2mutex.audit.intake import ensure_default_tree
     return ensure_default_tree(cache_layout())
 
 

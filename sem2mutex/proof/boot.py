@@ -44,16 +44,16 @@ from qemu.atomic import write_atomic, write_if_changed
 from qemu.harness import BOOT_JSON, BOOT_LOG, BootRequest, BootResult, build_and_boot
 from qemu.scratch import hardlinked_scratch
 
-from . import verify
-from .analysis import AnalysisRequest, analyse
-from .decisions import load_verdicts
-from .fsutil import locked
-from .intake import IntakeError, open_tree
-from .model import Verdict
-from .paths import COCCI_DIR, QEMU_DIR, REPO_ROOT, cache_layout
-from .progress import Progress
-from .rewrite import MUTEX, apply_rewrite, plan_rewrite
-from .simple_mutex import BenchLogError, write_bench_json
+from sem2mutex.proof import verify
+from sem2mutex.audit.pipeline import AnalysisRequest, analyse
+from sem2mutex.audit.decisions import load_verdicts
+from sem2mutex.tools.fs import locked
+from sem2mutex.audit.intake import IntakeError, open_tree
+from sem2mutex.model import Verdict
+from sem2mutex.paths import COCCI_DIR, QEMU_DIR, REPO_ROOT, cache_layout
+from sem2mutex.progress import Progress
+from sem2mutex.series.rewrite import MUTEX, apply_rewrite, plan_rewrite
+from sem2mutex.series.simple_mutex import BenchLogError, write_bench_json
 
 FIXTURE_SOURCES = REPO_ROOT / "tests" / "kernel"
 FIXTURE_TREE_DIR = "drivers/sem2mutex_fixtures"
@@ -343,7 +343,7 @@ def conversion_key(pristine: Path, sources: dict[str, Path], verdicts: list[Verd
     for v in verdicts:
         add("verdict", json.dumps([v.instance, v.sem_class.value, v.reviewer,
                                    v.reason]).encode())
-    tool = sorted(Path(__file__).parent.glob("*.py")) + sorted(COCCI_DIR.rglob("*.cocci"))
+    tool = sorted(Path(__file__).parents[1].rglob("*.py")) + sorted(COCCI_DIR.rglob("*.cocci"))
     for path in tool:
         add(f"tool {path.name}", path.read_bytes())
     return digest.hexdigest()[:32]
@@ -616,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from .intake import ensure_default_tree, find_spatch
+    from sem2mutex.audit.intake import ensure_default_tree, find_spatch
 
     parser = argparse.ArgumentParser(
         prog="python3 -m sem2mutex.boot",

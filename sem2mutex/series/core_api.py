@@ -38,8 +38,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from .model import CoreChange
-from .paths import COCCI_DIR
+from sem2mutex.model import CoreChange
+from sem2mutex.paths import COCCI_DIR
 
 SEMAPHORE_HEADER = "include/linux/semaphore.h"
 SEMAPHORE_SOURCE = "kernel/locking/semaphore.c"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .contexts import ATOMIC_CONTEXTS, ContextMap, base_context
-from .model import Instance, Location, Reason, SemClass, Site
-from .resolve import LOCK_OPS
+from sem2mutex.audit.contexts import ATOMIC_CONTEXTS, ContextMap, base_context
+from sem2mutex.model import Instance, Location, Reason, SemClass, Site
+from sem2mutex.audit.resolve import LOCK_OPS
 
 LOCKING = LOCK_OPS + ("lock-wrapper",)
 RELEASING = ("up", "unlock-wrapper")

@@ -14,8 +14,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .intake import IntakeError
-from .model import Instance, SemClass, StaleVerdict, Verdict
+from sem2mutex.audit.intake import IntakeError
+from sem2mutex.model import Instance, SemClass, StaleVerdict, Verdict
 
 REQUIRED = ("instance", "class", "reviewer", "reason")
 UNCONVERTIBLE_KINDS = ("pointer", "unresolved")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import Instance, Location, Reason
-from .tokens import Lexer, Token
+from sem2mutex.model import Instance, Location, Reason
+from sem2mutex.tools.lexer import Lexer, Token
 
 VARIABLE_KINDS = ("global", "static", "local", "array")
 FIELD_KINDS = ("field", "field-array")

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from .fsutil import write_json_atomic, write_text_atomic
-from .classify import merge_by_code
-from .maintainers import Maintainers
-from .model import Audit, Instance, Reason, SemClass
+from sem2mutex.tools.fs import write_json_atomic, write_text_atomic
+from sem2mutex.audit.classify import merge_by_code
+from sem2mutex.tools.maintainers import Maintainers
+from sem2mutex.model import Audit, Instance, Reason, SemClass
 
 SCHEMA_VERSION = 1
 CLASS_ORDER = (SemClass.MUTEX, SemClass.COUNTING, SemClass.SIGNAL, SemClass.AMBIGUOUS)

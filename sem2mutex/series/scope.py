@@ -8,12 +8,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .fsutil import write_json_atomic, write_text_atomic
-from .model import Instance, SemClass
-from .paths import COCCI_DIR
-from .progress import Progress
-from .rewrite import MUTEX
-from .spatch import SpatchError, SpatchRunner
+from sem2mutex.tools.fs import write_json_atomic, write_text_atomic
+from sem2mutex.model import Instance, SemClass
+from sem2mutex.paths import COCCI_DIR
+from sem2mutex.progress import Progress
+from sem2mutex.series.rewrite import MUTEX
+from sem2mutex.tools.spatch import SpatchError, SpatchRunner
 
 EXPORTS_RULE = COCCI_DIR / "check" / "exports.cocci"
 OLD_TO_NEW = (

@@ -20,14 +20,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import core_api, simple_mutex
-from .maintainers import Maintainers
-from .model import Audit, CoreChange, Instance
-from .prefixes import subject_prefix
-from .progress import Progress
-from .rewrite import MUTEX, RewritePlan, RewriteResult, apply_rewrite, plan_rewrite
-from .unparsed import COUNTING_NAMES, UnparsedCall, rename_calls, unparsed_old_api_calls
-from .scope import build_scope, exported_symbols, write_cover_letter, write_scope
+from sem2mutex.series import core_api
+
+from sem2mutex.series import simple_mutex
+from sem2mutex.tools.maintainers import Maintainers
+from sem2mutex.model import Audit, CoreChange, Instance
+from sem2mutex.series.prefixes import subject_prefix
+from sem2mutex.progress import Progress
+from sem2mutex.series.rewrite import MUTEX, RewritePlan, RewriteResult, apply_rewrite, plan_rewrite
+from sem2mutex.series.unparsed import COUNTING_NAMES, UnparsedCall, rename_calls, unparsed_old_api_calls
+from sem2mutex.series.scope import build_scope, exported_symbols, write_cover_letter, write_scope
 
 MODES = ("flag-day", "gradual")
 BASE_TAG = "sem2mutex-base"

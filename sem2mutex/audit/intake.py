@@ -16,10 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .fsutil import locked
-from .model import ApiEra, KernelTree
-from .paths import DEBIAN_SOURCE_DIRNAME, DEBIAN_SOURCE_TARBALL, CacheLayout
-from .treegrep import GrepError, grep_sources
+from sem2mutex.tools.fs import locked
+from sem2mutex.model import ApiEra, KernelTree
+from sem2mutex.paths import DEBIAN_SOURCE_DIRNAME, DEBIAN_SOURCE_TARBALL, CacheLayout
+from sem2mutex.tools.grep import GrepError, grep_sources
 
 
 class IntakeError(Exception):

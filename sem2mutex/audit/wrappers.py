@@ -13,11 +13,11 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 
-from .contexts import ContextMap
-from .facts import FACTS_DIR, by_kind
-from .model import FactSet, Instance, Location, Site
-from .progress import Progress
-from .spatch import SpatchRunner, files_mentioning
+from sem2mutex.audit.contexts import ContextMap
+from sem2mutex.audit.facts import FACTS_DIR, by_kind
+from sem2mutex.model import FactSet, Instance, Location, Site
+from sem2mutex.progress import Progress
+from sem2mutex.tools.spatch import SpatchRunner, files_mentioning
 
 # contexts.cocci too: a wrapper's caller may sit in a file pass 2 never saw,
 # and whether that caller runs in IRQ context matters as much.

@@ -46,11 +46,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from . import core_api
-from .fsutil import locked, write_json_atomic
-from .intake import NON_KERNEL_DIRS, read_version, split_by_mentions
-from .paths import CacheLayout, cache_layout
-from .progress import Progress
+from sem2mutex.series import core_api
+from sem2mutex.tools.fs import locked, write_json_atomic
+from sem2mutex.audit.intake import NON_KERNEL_DIRS, read_version, split_by_mentions
+from sem2mutex.paths import CacheLayout, cache_layout
+from sem2mutex.progress import Progress
 
 SCRATCH_NAME = "verify"
 ARCH = "x86_64"
@@ -1023,7 +1023,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     layout = cache_layout()
     if args.tree is None:
-        from .intake import ensure_default_tree
+        from sem2mutex.audit.intake import ensure_default_tree
         args.tree = ensure_default_tree(layout)
     req = VerifyRequest(tree=args.tree, series_dir=args.series_dir,
                         out_dir=args.outdir or args.series_dir, jobs=args.jobs,

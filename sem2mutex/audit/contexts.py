@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
-from .model import FactSet, Location
-from .tokens import Lexer
+from sem2mutex.model import FactSet, Location
+from sem2mutex.tools.lexer import Lexer
 
 # Contexts where a mutex must never be taken or released.
 ATOMIC_CONTEXTS = ("hardirq", "timer", "tasklet", "softirq")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .model import (ApiCall, FactSet, FieldDecl, Init, Instance, Location,
+from sem2mutex.model import (ApiCall, FactSet, FieldDecl, Init, Instance, Location,
                     Position, Reason, Site, Target, VarDecl)
 
 LOCK_OPS = ("down", "down_interruptible", "down_killable", "down_trylock", "down_timeout")

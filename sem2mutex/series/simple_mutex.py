@@ -28,8 +28,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from .model import CoreChange
-from .paths import COCCI_DIR, CORE_DIR
+from sem2mutex.model import CoreChange
+from sem2mutex.paths import COCCI_DIR, CORE_DIR
 
 SIMPLE_MUTEX_FILES_DIR = CORE_DIR / "simple-mutex"
 WW_RT_COCCI = COCCI_DIR / "core" / "simple_mutex_ww_rt.cocci"

@@ -18,10 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .facts import FACTS_DIR
-from .progress import Progress
-from .spatch import ParseError, SpatchRunner
-from .tokens import Token, lex
+from sem2mutex.audit.facts import FACTS_DIR
+from sem2mutex.progress import Progress
+from sem2mutex.tools.spatch import ParseError, SpatchRunner
+from sem2mutex.tools.lexer import Token, lex
 
 COUNTING_NAMES = {"down": "down_sem", "down_interruptible": "down_sem_interruptible",
                   "down_killable": "down_sem_killable", "down_trylock": "down_sem_trylock",

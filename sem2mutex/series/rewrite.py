@@ -40,10 +40,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .linediff import changed_blocks
-from .model import Instance, Location, SemClass
-from .paths import COCCI_DIR
-from .spatch import ParseError, combine_rules, parse_errors
+from sem2mutex.tools.linediff import changed_blocks
+from sem2mutex.model import Instance, Location, SemClass
+from sem2mutex.paths import COCCI_DIR
+from sem2mutex.tools.spatch import ParseError, combine_rules, parse_errors
 
 MUTEX = "mutex"
 COUNTING = "counting"

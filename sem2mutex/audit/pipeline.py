@@ -5,18 +5,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .classify import classify_all
-from .contexts import add_address_taken, build_context_map
-from .decisions import VerdictApplier
-from .facts import FactCollector, add_context_records
-from .intake import candidate_files
-from .model import Audit, KernelTree, SemClass, Verdict
-from .progress import Progress
-from .resolve import build_instances
-from .spatch import SpatchRunner
-from .mentions import MentionCheck
-from .tokens import Lexer
-from .wrappers import WrapperAnalysis, count_one
+from sem2mutex.audit.classify import classify_all
+from sem2mutex.audit.contexts import add_address_taken, build_context_map
+from sem2mutex.audit.decisions import VerdictApplier
+from sem2mutex.audit.facts import FactCollector, add_context_records
+from sem2mutex.audit.intake import candidate_files
+from sem2mutex.model import Audit, KernelTree, SemClass, Verdict
+from sem2mutex.progress import Progress
+from sem2mutex.audit.resolve import build_instances
+from sem2mutex.tools.spatch import SpatchRunner
+from sem2mutex.audit.mentions import MentionCheck
+from sem2mutex.tools.lexer import Lexer
+from sem2mutex.audit.wrappers import WrapperAnalysis, count_one
 
 
 @dataclass

@@ -20,12 +20,12 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .intake import CandidateFiles
-from .model import (ApiCall, Callback, CallEdge, Escape, FactSet, FieldDecl, FunctionDef,
+from sem2mutex.audit.intake import CandidateFiles
+from sem2mutex.model import (ApiCall, Callback, CallEdge, Escape, FactSet, FieldDecl, FunctionDef,
                     ParseFailure, Position, Target, VarDecl)
-from .paths import COCCI_DIR
-from .spatch import ParseError, SpatchOutput, SpatchRunner, files_mentioning
-from .tokens import Lexer
+from sem2mutex.paths import COCCI_DIR
+from sem2mutex.tools.spatch import ParseError, SpatchOutput, SpatchRunner, files_mentioning
+from sem2mutex.tools.lexer import Lexer
 
 FACTS_DIR = COCCI_DIR / "facts"
 PASS1_RULES = [FACTS_DIR / "declarations.cocci", FACTS_DIR / "calls.cocci"]

@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .intake import NON_KERNEL_TOP_DIRS, is_kernel_source
-from .progress import Progress
-from .treegrep import grep_sources
+from sem2mutex.audit.intake import NON_KERNEL_TOP_DIRS, is_kernel_source
+from sem2mutex.progress import Progress
+from sem2mutex.tools.grep import grep_sources
 
 # Not --quiet: the "HANDLING: file" lines tell which file a parse error
 # belongs to (the error itself may point into spatch's standard.h).
