@@ -5,7 +5,7 @@
 The stages, each in its own module:
     kconfig   tinyconfig + qemu/*.config + caller fragments, verified
     intree    callers' KUnit directories built in (scratch tree only)
-    build     make O=<cache>/build/<name> -j2, incremental
+    build     make O=BUILD_DIR -j2, incremental
     initramfs qemu/init.c, static, packed as a newc cpio
     boot      qemu-system-x86_64 -nographic -no-reboot, with a timeout
     verdict   kunit.py parse + console scan + /init's report -> boot.json
@@ -13,19 +13,16 @@ The stages, each in its own module:
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from qemu import boot as qemu_boot
 from qemu import build, initramfs, intree, kconfig, verdict
-from qemu.atomic import write_atomic
+from qemu.files import locked, write_atomic
 from qemu.errors import HarnessError
-from sem2mutex.paths import cache_layout
 
 QEMU_DIR = Path(__file__).resolve().parent
 SELFTEST_KUNIT_DIR = QEMU_DIR / "kunit" / "harness_selftest"
@@ -40,7 +37,7 @@ BUILD_LOG = "build.log"
 class BootRequest:
     tree: Path                 # scratch kernel tree the harness may modify
     out_dir: Path              # where boot.log / boot.json go
-    build_name: str            # cache build dir name, e.g. "boot-default"
+    build_dir: Path            # make O=..., kept between runs for incremental builds
     fragments: list[Path] = field(default_factory=list)   # extra config fragments
     kunit_dirs: list[Path] = field(default_factory=list)  # dirs of KUnit C sources to build in
     watch_files: list[str] = field(default_factory=list)  # tree-relative .c files
@@ -50,10 +47,6 @@ class BootRequest:
     memory_mb: int = 512
     kernel_args: list[str] = field(default_factory=list)  # appended to the command line
     jobs: int = 2
-    build_dir: Path | None = None  # default: cache_layout().build(build_name)
-
-    def resolved_build_dir(self) -> Path:
-        return Path(self.build_dir) if self.build_dir else cache_layout().build(self.build_name)
 
 
 @dataclass
@@ -79,23 +72,16 @@ class BootResult:
         return json.dumps(asdict(self), indent=2, sort_keys=False) + "\n"
 
 
-@contextmanager
 def build_dir_lock(build_dir: Path):
     """One harness at a time per build dir: two makes in one O= corrupt it."""
-    build_dir.parent.mkdir(parents=True, exist_ok=True)
-    with open(build_dir.parent / f".{build_dir.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    return locked(build_dir.parent / f".{build_dir.name}.lock")
 
 
 def build_and_boot(req: BootRequest) -> BootResult:
     """Configure, build, boot and judge; always writes boot.log and boot.json."""
     out_dir = Path(req.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    build_dir = req.resolved_build_dir()
+    build_dir = Path(req.build_dir)
     build_log = out_dir / BUILD_LOG
     write_atomic(build_log, "")
     with build_dir_lock(build_dir):
@@ -188,8 +174,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tree", type=Path, required=True,
                         help="scratch kernel tree; the harness adds drivers/sem2mutex_harness/")
     parser.add_argument("--out", type=Path, required=True, help="output directory")
-    parser.add_argument("--build-name", default="boot-default",
-                        help="build dir name under the cache's build/ (default: %(default)s)")
+    parser.add_argument("--build-dir", type=Path, required=True,
+                        help="kernel build directory (make O=...), reused between runs")
     parser.add_argument("--fragment", type=Path, action="append", default=[],
                         help="extra Kconfig fragment (repeatable)")
     parser.add_argument("--kunit-dir", type=Path, action="append", default=[],
@@ -215,7 +201,7 @@ def request_from_args(args: argparse.Namespace) -> BootRequest:
         kunit_dirs.append(SELFTEST_KUNIT_DIR)
     if args.selftest_wrong:
         kunit_dirs.append(SELFTEST_WRONG_KUNIT_DIR)
-    return BootRequest(tree=args.tree, out_dir=args.out, build_name=args.build_name,
+    return BootRequest(tree=args.tree, out_dir=args.out, build_dir=args.build_dir,
                        fragments=args.fragment, kunit_dirs=kunit_dirs,
                        watch_files=args.watch, accel=args.accel, timeout_s=args.timeout,
                        cpus=args.cpus, kernel_args=args.kernel_arg)

@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from qemu.atomic import write_atomic
+from qemu.files import write_atomic
 from qemu.errors import InitramfsError
 
 INIT_SOURCE = Path(__file__).resolve().parent / "init.c"

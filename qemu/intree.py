@@ -17,7 +17,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from qemu.atomic import write_if_changed
+from qemu.files import write_if_changed
 from qemu.errors import TreeError
 
 HOOK_DIR = "drivers/sem2mutex_harness"

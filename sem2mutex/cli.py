@@ -1,27 +1,37 @@
-"""Command line: parse options, run the stages, map failures to exit codes."""
+"""The command line: the one entry point (./convert.py).
+
+Parse the options, check everything that can be checked before the long
+work (the tree, the tools, what the tree supports, OUTDIR), run the stages,
+and turn every sem2mutex error into one line on stderr and its exit status
+(sem2mutex/errors.py).
+"""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from sem2mutex.audit.pipeline import AnalysisRequest, analyse
-from sem2mutex.proof.boot import BootStageError, BootStageRequest, bench_series, boot_series
 from sem2mutex.audit.decisions import load_verdicts
-from sem2mutex.tools.fs import check_writable_dir, is_within
-from sem2mutex.audit.intake import IntakeError, ensure_default_tree, find_spatch, normalise_dirs, open_tree
-from sem2mutex.tools.maintainers import Maintainers
+from sem2mutex.audit.intake import ensure_default_tree, normalise_dirs, open_tree
+from sem2mutex.audit.pipeline import AnalysisRequest, analyse
+from sem2mutex.audit.report import write_reports
+from sem2mutex.errors import (EXIT_BAD_INPUT, EXIT_TOOL_FAILURE, BadOption, BadOutputDir,
+                              Sem2mutexError, SeriesError, TreeUnsupported)
+from sem2mutex.model import KernelTree, Verdict
 from sem2mutex.paths import REPO_ROOT, cache_layout
 from sem2mutex.progress import Progress
-from sem2mutex.audit.report import write_reports
-from sem2mutex.series.builder import (MODES, SeriesError, SeriesRequest, default_identity, generate_series,
-                     split_identity)
-from sem2mutex.tools.spatch import SpatchError
-from sem2mutex.proof.verify import VerifyError, VerifyRequest, verify_series
-
-EXIT_BAD_INPUT = 2
-EXIT_TOOL_FAILURE = 1
+from sem2mutex.proof.bench import bench_series
+from sem2mutex.proof.boot import BootStageRequest, boot_problem, boot_series
+from sem2mutex.proof.verify import VerifyRequest, verify_series
+from sem2mutex.proof.workspace import read_series
+from sem2mutex.series.builder import (MODES, SeriesRequest, default_identity, generate_series,
+                                      series_problem, split_identity)
+from sem2mutex.tools.fs import check_writable_dir, is_within
+from sem2mutex.tools.git import check_git
+from sem2mutex.tools.maintainers import Maintainers
+from sem2mutex.tools.spatch import find_spatch
 
 DESCRIPTION = """\
 Audit every struct semaphore of a Linux kernel tree with Coccinelle and
@@ -41,7 +51,12 @@ the tree kept in the sem2mutex cache (reruns are incremental):
             boot.json and boot.log; then the same with CONFIG_MUTEX_SIMPLE=y
             (the seed's mutex): simple-mutex/boot.json
   --bench   boot a benchmark kernel comparing struct semaphore, the 6.1
-            mutex and the simple mutex: bench.json"""
+            mutex and the simple mutex: bench.json
+With --from-series DIR the proof stages run on a series written before
+(DIR holds its `series` file), without analysing the tree again.
+
+Exit status: 0 when everything asked for passed, 1 when a stage failed,
+2 for bad input (found before any long work)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,24 +92,44 @@ def build_parser() -> argparse.ArgumentParser:
                             "boot.json, boot.log, simple-mutex/boot.json")
     proof.add_argument("--bench", action="store_true",
                        help="boot the benchmark kernel; writes bench.json")
+    proof.add_argument("--from-series", type=Path, metavar="DIR",
+                       help="run the proof stages on the series in DIR instead of "
+                            "writing one (results still go to OUTDIR)")
     proof.add_argument("--accel", choices=("tcg", "kvm"), default="tcg",
                        help="QEMU accelerator (default tcg: KVM guests hang on some hosts)")
     proof.add_argument("--boot-timeout", type=int, default=300, metavar="SECONDS",
                        help="give up on a guest that has not powered off after this long "
                             "(default 300)")
+    proof.add_argument("--boot-name", default="boot", metavar="NAME",
+                       help="prefix of the boot stage's scratch trees and build "
+                            "directories in the cache (default: boot)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return p
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What this run will do, decided before any long work."""
+
+    tree: KernelTree
+    spatch: Path
+    series: bool       # write the series
+    proof: list[str]   # verify, boot, bench
+    series_dir: Path   # where the proof stages read the series
+    identity: str
+    dirs: list[str]
+    verdicts: list[Verdict]
 
 
 def resolve_identity(given: str | None) -> str:
     identity = given or default_identity()
     if not identity:
-        raise IntakeError("no identity for Signed-off-by: pass --identity 'Name <email>' "
-                          "or set git config user.name and user.email")
+        raise BadOption("no identity for Signed-off-by: pass --identity 'Name <email>' "
+                        "or set git config user.name and user.email")
     try:
         split_identity(identity)
     except SeriesError as err:
-        raise IntakeError(str(err)) from None
+        raise BadOption(str(err)) from None
     return identity
 
 
@@ -105,56 +140,107 @@ def proof_stages_wanted(args: argparse.Namespace) -> list[str]:
 def check_options(args: argparse.Namespace) -> None:
     wanted = proof_stages_wanted(args)
     if args.analyze_only and wanted:
-        raise IntakeError(f"--{wanted[0]} needs the series; it cannot be combined with "
-                          "--analyze-only")
+        raise BadOption(f"--{wanted[0]} needs the series; it cannot be combined with "
+                        "--analyze-only")
+    if args.from_series and not wanted:
+        raise BadOption("--from-series names a series for the proof stages: "
+                        "add --verify, --boot or --bench")
+    if args.from_series and args.analyze_only:
+        raise BadOption("--from-series and --analyze-only exclude each other")
     if args.jobs < 1:
-        raise IntakeError("--jobs must be at least 1")
+        raise BadOption("--jobs must be at least 1")
     if args.boot_timeout < 1:
-        raise IntakeError("--boot-timeout must be at least 1 second")
+        raise BadOption("--boot-timeout must be at least 1 second")
+
+
+def check_outdir(outdir: Path, tree: KernelTree) -> None:
+    if is_within(outdir, tree.path):
+        raise BadOutputDir(f"output directory {outdir} is inside the tree {tree.path}; "
+                           "sem2mutex never writes into the tree")
+    problem = check_writable_dir(outdir)
+    if problem:
+        raise BadOutputDir(problem)
+
+
+def supported(tree: KernelTree, args: argparse.Namespace) -> tuple[str, list[str]]:
+    """What TREE supports, in words, and the problems with what was asked."""
+    series = series_problem(tree)
+    boot = series or boot_problem(tree.path)
+    if series:
+        what = "the audit only"
+    elif boot:
+        what = "the audit and the series (not --boot/--bench: " + boot + ")"
+    else:
+        what = "the audit, the series and the boot stages"
+    asked = []
+    if not args.analyze_only and not args.from_series and series:
+        asked.append(series)
+    if (args.boot or args.bench) and boot:
+        asked.append(boot)
+    return what, asked
+
+
+def plan_run(args: argparse.Namespace, progress: Progress) -> Plan:
+    check_options(args)
+    spatch = find_spatch()
+    if not args.analyze_only:
+        check_git()
+    if args.tree is None:
+        progress.step("using the default tree (Debian linux-source-6.1)")
+        tree = open_tree(ensure_default_tree(cache_layout()))
+    else:
+        tree = open_tree(args.tree)
+    check_outdir(args.outdir, tree)
+    dirs = normalise_dirs(tree.path, args.dirs)
+    verdicts = load_verdicts(args.decisions) if args.decisions else []
+    series_dir = args.from_series or args.outdir
+    if args.from_series:
+        read_series(args.from_series)
+    identity = "" if args.analyze_only or args.from_series else resolve_identity(args.identity)
+    what, problems = supported(tree, args)
+    if problems:
+        raise TreeUnsupported(problems[0])
+    progress.step(f"tree {tree.path}: Linux {tree.version}, API era {tree.api_era.value}; "
+                  f"supports {what}")
+    return Plan(tree, spatch, series=not args.analyze_only and not args.from_series,
+                proof=proof_stages_wanted(args), series_dir=series_dir, identity=identity,
+                dirs=dirs, verdicts=verdicts)
 
 
 def run(args: argparse.Namespace, progress: Progress) -> int:
-    check_options(args)
-    spatch = find_spatch()
-    if args.tree is None:
-        progress.step("using the default tree (Debian linux-source-6.1)")
-        tree_path = ensure_default_tree(cache_layout())
+    plan = plan_run(args, progress)
+    if plan.series or args.analyze_only:
+        status = audit_and_series(args, plan, progress)
+        if status is None:
+            return 0
     else:
-        tree_path = args.tree
-    tree = open_tree(tree_path)
-    if is_within(args.outdir, tree.path):
-        raise IntakeError(f"output directory {args.outdir} is inside the tree {tree.path}; "
-                          "sem2mutex never writes into the tree")
-    problem = check_writable_dir(args.outdir)
-    if problem:
-        raise IntakeError(problem)
-    dirs = normalise_dirs(tree.path, args.dirs)
-    identity = "" if args.analyze_only else resolve_identity(args.identity)
-    verdicts = load_verdicts(args.decisions) if args.decisions else []
-    progress.step(f"tree {tree.path}: Linux {tree.version}, API era {tree.api_era.value}")
-    audit = analyse(AnalysisRequest(tree, spatch, dirs, verdicts, args.jobs), progress)
-    written = write_reports(audit, args.outdir, Maintainers.load(tree.path))
+        status = 0
+    stages = {"verify": run_verify, "boot": run_boot, "bench": run_bench}
+    return max([status] + [stages[name](args, plan, progress) for name in plan.proof])
+
+
+def audit_and_series(args: argparse.Namespace, plan: Plan, progress: Progress) -> int | None:
+    """The audit, then the series; None when there is nothing further to do."""
+    audit = analyse(AnalysisRequest(plan.tree, plan.spatch, plan.dirs, plan.verdicts, args.jobs),
+                    progress)
+    written = write_reports(audit, args.outdir, Maintainers.load(plan.tree.path))
     counts = ", ".join(f"{c}: {sum(1 for i in audit.instances if i.sem_class.value == c)}"
                        for c in ("mutex", "counting", "signal", "ambiguous"))
     progress.step(f"{len(audit.instances)} instances ({counts}) in {audit.seconds:.1f}s; "
                   f"wrote {', '.join(str(p) for p in written)}")
     if args.analyze_only:
-        return 0
-    status = write_series(args, tree, audit, spatch, identity, progress)
-    if status is None:
-        return 0
-    return max([status] + [stage(args, tree.path, spatch, progress)
-                           for stage in proof_stages(args)])
+        return None
+    return write_series(args, plan, audit, progress)
 
 
-def write_series(args, tree, audit, spatch, identity: str, progress: Progress) -> int | None:
+def write_series(args: argparse.Namespace, plan: Plan, audit, progress: Progress) -> int | None:
     """Write the series; None when there is nothing to convert."""
-    result = generate_series(SeriesRequest(tree.path, audit, args.outdir, spatch, args.mode,
-                                           identity, args.jobs), progress)
+    result = generate_series(SeriesRequest(plan.tree.path, audit, args.outdir, plan.spatch,
+                                           args.mode, plan.identity, args.jobs), progress)
     if result.nothing_to_convert:
         progress.step("nothing to convert: the tree already carries the series "
                       "(the down_sem() API exists and no old-API user is left)")
-        if proof_stages_wanted(args):
+        if plan.proof:
             progress.step("no series, so nothing to verify, boot or benchmark")
         return None
     errors = [(p.file, e) for p in result.patches if p.checkpatch for e in p.checkpatch.errors]
@@ -165,14 +251,10 @@ def write_series(args, tree, audit, spatch, identity: str, progress: Progress) -
     return EXIT_TOOL_FAILURE if errors else 0
 
 
-def proof_stages(args: argparse.Namespace) -> list:
-    stages = {"verify": run_verify, "boot": run_boot, "bench": run_bench}
-    return [stages[name] for name in proof_stages_wanted(args)]
-
-
-def run_verify(args, tree_path: Path, spatch: Path, progress: Progress) -> int:
-    result = verify_series(VerifyRequest(tree=tree_path, series_dir=args.outdir,
-                                         out_dir=args.outdir, jobs=args.jobs), progress)
+def run_verify(args: argparse.Namespace, plan: Plan, progress: Progress) -> int:
+    result = verify_series(VerifyRequest(tree=plan.tree.path, series_dir=plan.series_dir,
+                                         out_dir=args.outdir, spatch=plan.spatch,
+                                         jobs=args.jobs), progress)
     counts = result.counts
     progress.step(f"verify: applied={result.applied}, old-API users left: "
                   f"{counts.get('old_api_left')}, compiled {counts.get('compiled')} files, "
@@ -181,16 +263,18 @@ def run_verify(args, tree_path: Path, spatch: Path, progress: Progress) -> int:
     return 0 if result.passed else EXIT_TOOL_FAILURE
 
 
-def boot_request(args, tree_path: Path, spatch: Path, simple_mutex: bool) -> BootStageRequest:
-    return BootStageRequest(tree=tree_path, series_dir=args.outdir, out_dir=args.outdir,
-                            spatch=spatch, jobs=args.jobs, accel=args.accel,
-                            timeout_s=args.boot_timeout, simple_mutex=simple_mutex)
+def boot_request(args: argparse.Namespace, plan: Plan, simple_mutex: bool) -> BootStageRequest:
+    return BootStageRequest(tree=plan.tree.path, series_dir=plan.series_dir,
+                            out_dir=args.outdir, spatch=plan.spatch, jobs=args.jobs,
+                            accel=args.accel, timeout_s=args.boot_timeout,
+                            simple_mutex=simple_mutex,
+                            name=args.boot_name)
 
 
-def run_boot(args, tree_path: Path, spatch: Path, progress: Progress) -> int:
+def run_boot(args: argparse.Namespace, plan: Plan, progress: Progress) -> int:
     status = 0
     for simple_mutex in (False, True):
-        outcome = boot_series(boot_request(args, tree_path, spatch, simple_mutex), progress)
+        outcome = boot_series(boot_request(args, plan, simple_mutex), progress)
         if not outcome.passed:
             progress.warn(f"boot of the {outcome.variant} kernel failed: "
                           f"{'; '.join(outcome.reasons)} (see {outcome.boot_log})")
@@ -198,8 +282,8 @@ def run_boot(args, tree_path: Path, spatch: Path, progress: Progress) -> int:
     return status
 
 
-def run_bench(args, tree_path: Path, spatch: Path, progress: Progress) -> int:
-    bench_series(boot_request(args, tree_path, spatch, simple_mutex=False), progress)
+def run_bench(args: argparse.Namespace, plan: Plan, progress: Progress) -> int:
+    bench_series(boot_request(args, plan, simple_mutex=False), progress)
     return 0
 
 
@@ -208,12 +292,12 @@ def main(argv: list[str] | None = None) -> int:
     progress = Progress(quiet=args.quiet)
     try:
         return run(args, progress)
-    except IntakeError as err:
-        print(f"convert.py: error: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except (SpatchError, SeriesError, VerifyError, BootStageError) as err:
-        print(f"convert.py: error: {err}", file=sys.stderr)
-        return EXIT_TOOL_FAILURE
+    except Sem2mutexError as err:
+        print(f"convert.py: error: {err.one_line()}", file=sys.stderr)
+        return err.exit_code
     except KeyboardInterrupt:
         print("convert.py: interrupted", file=sys.stderr)
         return 130
+
+
+__all__ = ["main", "build_parser", "EXIT_BAD_INPUT", "EXIT_TOOL_FAILURE"]

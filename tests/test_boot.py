@@ -31,7 +31,9 @@ from qemu import intree
 from sem2mutex.proof import boot
 from sem2mutex.series.core_api import find_old_api_callers
 from sem2mutex.audit.decisions import load_verdicts
-from sem2mutex.audit.intake import find_spatch
+from sem2mutex.errors import BadSeries
+from sem2mutex.proof.bench import bench_series
+from sem2mutex.tools.spatch import find_spatch
 from sem2mutex.paths import cache_layout
 from sem2mutex.progress import Progress
 
@@ -161,11 +163,11 @@ def test_bad_input_fails_before_writing_anything(pristine, tmp_path):
     out = tmp_path / "out"
     req = boot.BootStageRequest(tree=pristine, series_dir=tmp_path, out_dir=out,
                                 spatch=find_spatch())
-    with pytest.raises(boot.BootStageError, match="no series file"):
+    with pytest.raises(BadSeries, match="no series file"):
         boot.boot_series(req, Progress(quiet=True))
     (tmp_path / "series").write_text("0001-x.patch\n")
-    with pytest.raises(boot.BootStageError, match="missing patch files"):
-        boot.bench_series(req, Progress(quiet=True))
+    with pytest.raises(BadSeries, match="missing patch files"):
+        bench_series(req, Progress(quiet=True))
     assert not out.exists()
 
 
@@ -212,9 +214,9 @@ def test_rewrite_converts_fixture_text(fixture_conversion, tmp_path):
         (tmp_path / rel).write_bytes(data)
     c_files = sorted(rel for rel in files if rel.endswith(".c"))
     assert len(c_files) == 4
-    assert find_old_api_callers(tmp_path, c_files) == []
+    assert find_old_api_callers(tmp_path, find_spatch(), c_files) == []
     # ... where the fixtures as written have them in every file.
-    before = find_old_api_callers(boot.FIXTURE_SOURCES, [Path(f).name for f in c_files])
+    before = find_old_api_callers(boot.FIXTURE_SOURCES, find_spatch(), [Path(f).name for f in c_files])
     assert {c.file for c in before} == {Path(f).name for f in c_files}
 
 

@@ -24,13 +24,17 @@ from pathlib import Path
 
 import pytest
 
-from qemu.scratch import ensure_default_tree, hardlinked_scratch
+from sem2mutex.audit.intake import ensure_default_tree
+from sem2mutex.proof.workspace import hardlinked_scratch
 from sem2mutex.series import core_api
 from sem2mutex.series.core_api import (CORE_FILES, NEW_NAMES, OLD_NAMES,
                                 SEMAPHORE_SOURCE,
-                                AlreadyApplied, CoreApiStateError,
-                                KerneldocAnchorError, OldApiCaller)
+                                OldApiCaller)
+from sem2mutex.errors import AlreadyApplied, AnchorError, CoreApiError
 from sem2mutex.paths import cache_layout
+from sem2mutex.tools.spatch import find_spatch
+
+SPATCH = find_spatch()
 
 FIXTURES = Path(__file__).resolve().parent / "core_api"
 FIXTURE_TREE = FIXTURES / "tree"
@@ -128,7 +132,7 @@ def test_renamed_kerneldoc_renames_name_line_and_whole_word_references():
 
 
 def test_renamed_kerneldoc_refuses_a_comment_for_another_function():
-    with pytest.raises(KerneldocAnchorError):
+    with pytest.raises(AnchorError):
         core_api.renamed_kerneldoc("/**\n * down - x\n */", "up", "up_sem")
 
 
@@ -136,16 +140,16 @@ def test_renamed_kerneldoc_refuses_a_comment_for_another_function():
 
 def test_counting_api_cocci_golden(tmp_path):
     tree = fixture_tree_copy(tmp_path)
-    core_api.run_spatch(core_api.COUNTING_API_COCCI,
+    core_api.run_spatch(SPATCH, core_api.COUNTING_API_COCCI,
                         [tree / p for p in CORE_FILES], virtual="patch", in_place=True)
     check_golden("counting_api.cocci.diff", unified_diff(FIXTURE_TREE, tree, CORE_FILES))
 
 
 def test_kerneldoc_report_finds_the_stale_comments(tmp_path):
     tree = fixture_tree_copy(tmp_path)
-    core_api.run_spatch(core_api.COUNTING_API_COCCI,
+    core_api.run_spatch(SPATCH, core_api.COUNTING_API_COCCI,
                         [tree / p for p in CORE_FILES], virtual="patch", in_place=True)
-    stale = core_api.stale_kerneldoc(tree)
+    stale = core_api.stale_kerneldoc(tree, SPATCH)
     assert {doc.function for doc in stale} == set(NEW_NAMES.values())
     for doc in stale:
         assert core_api.kerneldoc_name(doc.comment) in OLD_NAMES
@@ -154,19 +158,19 @@ def test_kerneldoc_report_finds_the_stale_comments(tmp_path):
 
 def test_apply_counting_api_golden(tmp_path):
     tree = fixture_tree_copy(tmp_path)
-    touched = core_api.apply_counting_api(tree)
+    touched = core_api.apply_counting_api(tree, SPATCH)
     assert touched == sorted(CORE_FILES)
     check_golden("counting_api.applied.diff", unified_diff(FIXTURE_TREE, tree, CORE_FILES))
-    assert core_api.stale_kerneldoc(tree) == []
+    assert core_api.stale_kerneldoc(tree, SPATCH) == []
 
 
 def test_state_before_and_after_patch_one(tmp_path):
     tree = fixture_tree_copy(tmp_path)
-    before = kinds(core_api.api_state(tree))
+    before = kinds(core_api.api_state(tree, SPATCH))
     assert before == {"definition": set(OLD_NAMES), "prototype": set(OLD_NAMES),
                       "export": set(OLD_NAMES)}
-    core_api.apply_counting_api(tree)
-    after = kinds(core_api.api_state(tree))
+    core_api.apply_counting_api(tree, SPATCH)
+    after = kinds(core_api.api_state(tree, SPATCH))
     both = set(OLD_NAMES) | set(NEW_NAMES.values())
     assert after == {"definition": set(NEW_NAMES.values()), "wrapper": set(OLD_NAMES),
                      "prototype": both, "export": both}
@@ -174,9 +178,9 @@ def test_state_before_and_after_patch_one(tmp_path):
 
 def test_counting_api_cocci_leaves_a_patched_tree_alone(tmp_path):
     tree = fixture_tree_copy(tmp_path)
-    core_api.apply_counting_api(tree)
+    core_api.apply_counting_api(tree, SPATCH)
     before = digest([tree / p for p in CORE_FILES])
-    out = core_api.run_spatch(core_api.COUNTING_API_COCCI,
+    out = core_api.run_spatch(SPATCH, core_api.COUNTING_API_COCCI,
                               [tree / p for p in CORE_FILES], virtual="patch")
     assert out == ""
     assert digest([tree / p for p in CORE_FILES]) == before
@@ -184,55 +188,55 @@ def test_counting_api_cocci_leaves_a_patched_tree_alone(tmp_path):
 
 def test_apply_counting_api_twice_says_already_applied(tmp_path):
     tree = fixture_tree_copy(tmp_path)
-    core_api.apply_counting_api(tree)
+    core_api.apply_counting_api(tree, SPATCH)
     before = digest([tree / p for p in CORE_FILES])
     with pytest.raises(AlreadyApplied, match="down_sem"):
-        core_api.apply_counting_api(tree)
+        core_api.apply_counting_api(tree, SPATCH)
     assert digest([tree / p for p in CORE_FILES]) == before
 
 
 def test_flag_day_cocci_golden(tmp_path):
     tree = fixture_tree_copy(tmp_path)
-    core_api.apply_counting_api(tree)
+    core_api.apply_counting_api(tree, SPATCH)
     patched = tmp_path / "patched"
     shutil.copytree(tree, patched)
-    core_api.run_spatch(core_api.FLAG_DAY_COCCI,
+    core_api.run_spatch(SPATCH, core_api.FLAG_DAY_COCCI,
                         [tree / p for p in CORE_FILES], virtual="patch", in_place=True)
     check_golden("flag_day.cocci.diff", unified_diff(patched, tree, CORE_FILES))
 
 
 def test_apply_flag_day_removes_every_old_name(tmp_path):
     tree = fixture_tree_copy(tmp_path)
-    core_api.apply_counting_api(tree)
-    touched = core_api.apply_flag_day(tree)
+    core_api.apply_counting_api(tree, SPATCH)
+    touched = core_api.apply_flag_day(tree, SPATCH)
     assert touched == sorted(CORE_FILES)
-    state = kinds(core_api.api_state(tree))
+    state = kinds(core_api.api_state(tree, SPATCH))
     new = set(NEW_NAMES.values())
     assert state == {"definition": new, "prototype": new, "export": new}
-    assert core_api.find_old_api_callers(tree, list(CORE_FILES)) == []
+    assert core_api.find_old_api_callers(tree, SPATCH, list(CORE_FILES)) == []
     with pytest.raises(AlreadyApplied):
-        core_api.apply_flag_day(tree)
+        core_api.apply_flag_day(tree, SPATCH)
 
 
 def test_flag_day_keeps_real_implementations(tmp_path):
     """On a tree without patch 1 the old names are no wrappers: untouched."""
     tree = fixture_tree_copy(tmp_path)
-    out = core_api.run_spatch(core_api.FLAG_DAY_COCCI,
+    out = core_api.run_spatch(SPATCH, core_api.FLAG_DAY_COCCI,
                               [tree / p for p in CORE_FILES], virtual="patch")
     assert out == ""
-    with pytest.raises(CoreApiStateError, match="counting API patch first"):
-        core_api.apply_flag_day(tree)
+    with pytest.raises(CoreApiError, match="counting API patch first"):
+        core_api.apply_flag_day(tree, SPATCH)
     assert unified_diff(FIXTURE_TREE, tree, CORE_FILES) == ""
 
 
 @pytest.mark.parametrize("cocci", [core_api.COUNTING_API_COCCI, core_api.FLAG_DAY_COCCI])
 def test_semantic_patches_leave_unrelated_up_and_down_alone(cocci):
-    out = core_api.run_spatch(cocci, [COCCI_FIXTURES / "unrelated.c"], virtual="patch")
+    out = core_api.run_spatch(SPATCH, cocci, [COCCI_FIXTURES / "unrelated.c"], virtual="patch")
     assert out == ""
 
 
 def test_old_api_callers_golden():
-    callers = core_api.find_old_api_callers(COCCI_FIXTURES, ["callers.c", "unrelated.c"])
+    callers = core_api.find_old_api_callers(COCCI_FIXTURES, SPATCH, ["callers.c", "unrelated.c"])
     lines = "".join(json.dumps(c.__dict__, sort_keys=True) + "\n" for c in callers)
     check_golden("old_api_callers.jsonl", lines)
     assert not any(c.file == "unrelated.c" for c in callers)
@@ -251,8 +255,8 @@ def test_failed_apply_restores_both_files(tmp_path):
     doc_end = text.index("*/", doc_start) + 2
     source.write_text(text + "\n" + text[doc_start:doc_end] + "\n")
     before = digest([tree / p for p in CORE_FILES])
-    with pytest.raises(KerneldocAnchorError, match="occurs 2 times"):
-        core_api.apply_counting_api(tree)
+    with pytest.raises(AnchorError, match="occurs 2 times"):
+        core_api.apply_counting_api(tree, SPATCH)
     assert digest([tree / p for p in CORE_FILES]) == before
 
 
@@ -261,14 +265,14 @@ def test_apply_on_a_hard_linked_copy_leaves_the_source_alone(tmp_path):
     linked = tmp_path / "linked"
     subprocess.run(["cp", "-al", str(source), str(linked)], check=True)
     before = digest([source / p for p in CORE_FILES])
-    core_api.apply_counting_api(linked)
+    core_api.apply_counting_api(linked, SPATCH)
     assert digest([source / p for p in CORE_FILES]) == before
     assert unified_diff(source, linked, CORE_FILES) != ""
 
 
 def test_apply_refuses_a_tree_without_the_core_files(tmp_path):
-    with pytest.raises(CoreApiStateError, match="missing"):
-        core_api.apply_counting_api(tmp_path)
+    with pytest.raises(CoreApiError, match="missing"):
+        core_api.apply_counting_api(tmp_path, SPATCH)
 
 
 # --- the real 6.1 tree ----------------------------------------------------------
@@ -335,7 +339,7 @@ def checkpatch(tree: Path, change, diff: str) -> str:
 
 
 def test_old_api_check_finds_printk_console_sem(pristine_tree):
-    callers = core_api.find_old_api_callers(pristine_tree, ["kernel/printk/printk.c"])
+    callers = core_api.find_old_api_callers(pristine_tree, SPATCH, ["kernel/printk/printk.c"])
     seen = {(c.op, c.function, c.arg_type) for c in callers}
     # down_console_sem() is a macro: no enclosing function.
     assert ("down", None, "semaphore") in seen
@@ -350,12 +354,12 @@ def test_real_tree_series_ends(real_tree, pristine_tree):
     assert kernel_doc_warnings(pristine_tree) == []
 
     # Patch 1: new names real, old names wrappers, docs and style clean.
-    touched = core_api.apply_counting_api(real_tree)
+    touched = core_api.apply_counting_api(real_tree, SPATCH)
     assert touched == sorted(CORE_FILES)
-    state = kinds(core_api.api_state(real_tree))
+    state = kinds(core_api.api_state(real_tree, SPATCH))
     assert state["definition"] == set(NEW_NAMES.values())
     assert state["wrapper"] == set(OLD_NAMES)
-    assert core_api.stale_kerneldoc(real_tree) == []
+    assert core_api.stale_kerneldoc(real_tree, SPATCH) == []
     assert kernel_doc_warnings(real_tree) == []
     patch_one = unified_diff(pristine_tree, real_tree, CORE_FILES)
     report = checkpatch(real_tree, core_api.counting_api_change(), patch_one)
@@ -365,15 +369,15 @@ def test_real_tree_series_ends(real_tree, pristine_tree):
     symbols = global_text_symbols(real_tree)
     assert set(NEW_NAMES.values()) | set(OLD_NAMES) <= symbols
     with pytest.raises(AlreadyApplied):
-        core_api.apply_counting_api(real_tree)
+        core_api.apply_counting_api(real_tree, SPATCH)
     assert unified_diff(pristine_tree, real_tree, CORE_FILES) == patch_one
 
     # The flag day: the old names are gone, semaphore.o still builds.
     before_flag_day = {p: (real_tree / p).read_text() for p in CORE_FILES}
-    assert core_api.apply_flag_day(real_tree) == sorted(CORE_FILES)
-    state = kinds(core_api.api_state(real_tree))
+    assert core_api.apply_flag_day(real_tree, SPATCH) == sorted(CORE_FILES)
+    state = kinds(core_api.api_state(real_tree, SPATCH))
     assert not any(name in OLD_NAMES for names in state.values() for name in names)
-    assert core_api.find_old_api_callers(real_tree, list(CORE_FILES)) == []
+    assert core_api.find_old_api_callers(real_tree, SPATCH, list(CORE_FILES)) == []
     assert kernel_doc_warnings(real_tree) == []
     flag_day = "".join(
         "".join(difflib.unified_diff(before_flag_day[p].splitlines(keepends=True),
@@ -388,7 +392,7 @@ def test_real_tree_series_ends(real_tree, pristine_tree):
     assert set(NEW_NAMES.values()) <= symbols
     assert not set(OLD_NAMES) & symbols
     with pytest.raises(AlreadyApplied):
-        core_api.apply_flag_day(real_tree)
+        core_api.apply_flag_day(real_tree, SPATCH)
 
     # The scratch copy is hard-linked: the pristine tree must not have moved.
     assert digest([pristine_tree / p for p in CORE_FILES]) == pristine_digest
@@ -421,7 +425,7 @@ def with_counting_api(scratch: Path, pristine: Path, work: Path) -> None:
     for rel in CORE_FILES:
         (staging / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(pristine / rel, staging / rel)
-    core_api.apply_counting_api(staging)
+    core_api.apply_counting_api(staging, SPATCH)
     for rel in CORE_FILES:
         wanted = (staging / rel).read_bytes()
         if (scratch / rel).read_bytes() != wanted:
@@ -441,7 +445,7 @@ def test_kunit_suite_passes_in_qemu(pristine_tree, tmp_path):
     scratch = hardlinked_scratch(pristine_tree, cache_layout().scratch(BOOT_BUILD_NAME))
     with_counting_api(scratch, pristine_tree, tmp_path)
     result = build_and_boot(BootRequest(tree=scratch, out_dir=tmp_path / "boot",
-                                        build_name=BOOT_BUILD_NAME, kunit_dirs=[KUNIT_DIR]))
+                                        build_dir=cache_layout().build(BOOT_BUILD_NAME), kunit_dirs=[KUNIT_DIR]))
     assert result.passed, result.reasons
     assert result.tests.total == kunit_case_count() == 10
     assert result.tests.failed == 0

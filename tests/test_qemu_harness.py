@@ -23,7 +23,8 @@ from qemu import build, initramfs, intree, kconfig, verdict
 from qemu.errors import ConfigError, TreeError
 from qemu.harness import (SELFTEST_KUNIT_DIR, SELFTEST_WRONG_KUNIT_DIR, BootRequest,
                           build_and_boot)
-from qemu.scratch import ensure_default_tree, hardlinked_scratch
+from sem2mutex.audit.intake import ensure_default_tree
+from sem2mutex.proof.workspace import hardlinked_scratch
 from sem2mutex.paths import cache_layout
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -363,7 +364,7 @@ def scratch_tree(default_tree) -> Path:
 
 
 def _selftest_request(tree: Path, out_dir: Path, kunit_dirs: list[Path]) -> BootRequest:
-    return BootRequest(tree=tree, out_dir=out_dir, build_name=SELFTEST_BUILD,
+    return BootRequest(tree=tree, out_dir=out_dir, build_dir=cache_layout().build(SELFTEST_BUILD),
                        fragments=[], kunit_dirs=kunit_dirs,
                        watch_files=[BUILT_IN_FILE, NOT_BUILT_FILE], timeout_s=300)
 

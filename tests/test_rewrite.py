@@ -17,7 +17,8 @@ import pytest
 from conftest import FIXTURE_TREE, REPO, default_tree_path
 from sem2mutex.audit.pipeline import AnalysisRequest, analyse
 from sem2mutex.audit.decisions import load_verdicts
-from sem2mutex.audit.intake import find_spatch, open_tree
+from sem2mutex.audit.intake import open_tree
+from sem2mutex.tools.spatch import find_spatch
 from sem2mutex.tools.linediff import changed_blocks
 from sem2mutex.model import Init, Instance, Location, SemClass, Site
 from sem2mutex.progress import Progress

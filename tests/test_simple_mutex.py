@@ -25,16 +25,18 @@ from pathlib import Path
 
 import pytest
 
-from qemu.atomic import write_if_changed
+from qemu.files import write_if_changed
 from qemu.harness import BootRequest, build_and_boot, build_dir_lock
 from qemu.kconfig import configure
-from qemu.scratch import ensure_default_tree, hardlinked_scratch
+from sem2mutex.audit.intake import ensure_default_tree
+from sem2mutex.proof.workspace import hardlinked_scratch
 from sem2mutex.paths import QEMU_DIR, REPO_ROOT, cache_layout
-from sem2mutex.series.simple_mutex import (AnchorError, BenchLogError, apply_simple_mutex,
-                                    bench_summary, copy_new_files, new_files,
-                                    parse_bench_log,
-                                    simple_mutex_change, simple_mutex_edits,
-                                    write_bench_json)
+from sem2mutex.errors import AlreadyApplied, AnchorError
+from sem2mutex.proof.bench import (BenchLogError, bench_summary, parse_bench_log,
+                                   write_bench_json)
+from sem2mutex.series.simple_mutex import (apply_simple_mutex, copy_new_files, new_files,
+                                           simple_mutex_change, simple_mutex_edits)
+from sem2mutex.tools.spatch import find_spatch
 
 SIMPLE_MUTEX_CONFIG = QEMU_DIR / "simple-mutex.config"
 BENCH_CONFIG = QEMU_DIR / "kunit" / "mutex_bench" / "bench.config"
@@ -73,7 +75,7 @@ def changed_lines(before: Path, after: Path) -> tuple[list[str], list[str]]:
 def fresh_applied_copy(pristine: Path, work: Path) -> tuple[Path, list[str]]:
     shutil.rmtree(work, ignore_errors=True)
     subprocess.run(["cp", "-al", str(pristine), str(work)], check=True)
-    return work, apply_simple_mutex(work)
+    return work, apply_simple_mutex(work, find_spatch())
 
 
 def sync_boot_tree(pristine: Path, applied: Path, touched: list[str], name: str) -> Path:
@@ -155,7 +157,7 @@ def test_missing_anchor_fails_before_touching_anything(pristine, tmp_path):
     before = {rel: (tmp_path / rel).read_text() for rel in edited}
 
     with pytest.raises(AnchorError, match="include/linux/mutex.h"):
-        apply_simple_mutex(tmp_path)
+        apply_simple_mutex(tmp_path, find_spatch())
 
     assert {rel: (tmp_path / rel).read_text() for rel in edited} == before
     assert not any((tmp_path / rel).exists() for rel in new_files())
@@ -164,7 +166,7 @@ def test_missing_anchor_fails_before_touching_anything(pristine, tmp_path):
 def test_applying_twice_is_refused(tmp_path):
     (tmp_path / "include/linux").mkdir(parents=True)
     (tmp_path / "include/linux/simple_mutex.h").write_text("/* already here */\n")
-    with pytest.raises(FileExistsError):
+    with pytest.raises(AlreadyApplied):
         copy_new_files(tmp_path)
 
 
@@ -327,7 +329,7 @@ def test_touched_objects_compile_with_mutex_simple(proof_tree, tmp_path):
 def proof_boot(proof_tree, tmp_path_factory):
     out = tmp_path_factory.mktemp("simple-mutex-boot")
     return build_and_boot(BootRequest(
-        tree=proof_tree, out_dir=out, build_name="simple-mutex",
+        tree=proof_tree, out_dir=out, build_dir=cache_layout().build("simple-mutex"),
         fragments=[SIMPLE_MUTEX_CONFIG], kunit_dirs=[KUNIT_SIMPLE],
         watch_files=["kernel/locking/simple_mutex.c", "kernel/locking/ww_rt_mutex.c"],
         cpus=BOOT_CPUS, timeout_s=600))
@@ -364,7 +366,7 @@ def bench_boot(pristine, applied, tmp_path_factory):
     bench_tree = sync_boot_tree(pristine, tree, touched, "simple-mutex-bench")
     out = tmp_path_factory.mktemp("simple-mutex-bench")
     result = build_and_boot(BootRequest(
-        tree=bench_tree, out_dir=out, build_name="simple-mutex-bench",
+        tree=bench_tree, out_dir=out, build_dir=cache_layout().build("simple-mutex-bench"),
         fragments=[BENCH_CONFIG], kunit_dirs=[KUNIT_SIMPLE, KUNIT_BENCH],
         cpus=BOOT_CPUS, timeout_s=600))
     return result, out

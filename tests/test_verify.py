@@ -34,12 +34,16 @@ import pytest
 
 from sem2mutex.series import core_api
 
-from sem2mutex.proof import verify
-from sem2mutex.series.core_api import OLD_NAMES
+from sem2mutex.proof import compile as verify_compile, workspace
+from sem2mutex.tools.api import OLD_NAMES
 from sem2mutex.paths import CacheLayout, cache_layout
 from sem2mutex.progress import Progress
-from sem2mutex.proof.verify import (CompiledFile, HeaderNotFollowed, VerifyError,
-                              VerifyRequest, verify_series)
+from sem2mutex.errors import BadSeries
+from sem2mutex.proof.compile import CompiledFile, HeaderNotFollowed
+from sem2mutex.proof.verify import VerifyRequest, verify_series
+from sem2mutex.tools.spatch import find_spatch
+
+SPATCH = find_spatch()
 
 HERE = Path(__file__).resolve().parent / "verify"
 SMALL_TREE = HERE / "tree"
@@ -85,19 +89,19 @@ class SeriesRepo:
         git(self.path, "commit", "-q", "-a", "-s", "-m", f"{subject}\n\n{body}")
 
     def spatch(self, cocci: Path, rels: list[str], subject: str) -> None:
-        core_api.run_spatch(cocci, [self.path / rel for rel in rels], virtual="patch",
+        core_api.run_spatch(SPATCH, cocci, [self.path / rel for rel in rels], virtual="patch",
                             in_place=True)
         assert git(self.path, "status", "--porcelain", "--untracked-files=no"), \
             f"{cocci.name} changed nothing in {rels}"
         self.commit(subject)
 
     def counting_api(self) -> None:
-        core_api.apply_counting_api(self.path)
+        core_api.apply_counting_api(self.path, SPATCH)
         change = core_api.counting_api_change()
         self.commit(change.subject, change.body)
 
     def flag_day(self) -> None:
-        core_api.apply_flag_day(self.path)
+        core_api.apply_flag_day(self.path, SPATCH)
         change = core_api.flag_day_change()
         self.commit(change.subject, change.body)
 
@@ -146,18 +150,18 @@ make: *** [Makefile:250: __sub-make] Error 2
 
 
 def test_failed_targets_reads_make_errors():
-    assert verify.failed_targets(MAKE_OUTPUT) >= {"arch/arm/mach-versatile/spc.o",
+    assert verify_compile.failed_targets(MAKE_OUTPUT) >= {"arch/arm/mach-versatile/spc.o",
                                                   "drivers/foo/nonexist.o"}
-    assert "drivers/platform/x86/intel/ifs/sysfs.o" not in verify.failed_targets(MAKE_OUTPUT)
+    assert "drivers/platform/x86/intel/ifs/sysfs.o" not in verify_compile.failed_targets(MAKE_OUTPUT)
 
 
 def test_error_excerpt_starts_at_the_function_and_drops_the_tree_path():
-    excerpt = verify.error_excerpt(MAKE_OUTPUT, Path("/scratch/verify"))
+    excerpt = verify_compile.error_excerpt(MAKE_OUTPUT, Path("/scratch/verify"))
     lines = excerpt.splitlines()
     assert lines[0] == "arch/arm/mach-versatile/spc.c: In function 've_spc_init':"
     assert "error: implicit declaration of function 'sync_cache_w'" in lines[1]
     assert "/scratch/verify" not in excerpt
-    assert len(lines) <= verify.ERROR_EXCERPT_LINES
+    assert len(lines) <= verify_compile.ERROR_EXCERPT_LINES
 
 
 @pytest.mark.parametrize("rel, expected", [
@@ -168,7 +172,7 @@ def test_error_excerpt_starts_at_the_function_and_drops_the_tree_path():
     ("drivers/input/serio/hp_sdc.c", None),
 ])
 def test_unbuildable_reason_by_path(rel, expected):
-    reason = verify.unbuildable_reason(rel)
+    reason = verify_compile.unbuildable_reason(rel)
     assert (reason is None) == (expected is None)
     if expected:
         assert reason.startswith(expected)
@@ -178,15 +182,15 @@ def test_read_series_follows_the_series_file(tmp_path):
     for name in ("0001-a.patch", "0002-b.patch", "0000-cover-letter.patch"):
         (tmp_path / name).write_text("x")
     (tmp_path / "series").write_text("# quilt style comment\n0002-b.patch\n\n0001-a.patch\n")
-    assert [p.name for p in verify.read_series(tmp_path)] == ["0002-b.patch", "0001-a.patch"]
+    assert [p.name for p in workspace.read_series(tmp_path)] == ["0002-b.patch", "0001-a.patch"]
 
 
 def test_read_series_refuses_missing_files(tmp_path):
-    with pytest.raises(VerifyError, match="no series file"):
-        verify.read_series(tmp_path)
+    with pytest.raises(BadSeries, match="no series file"):
+        workspace.read_series(tmp_path)
     (tmp_path / "series").write_text("0001-gone.patch\n")
-    with pytest.raises(VerifyError, match="0001-gone.patch"):
-        verify.read_series(tmp_path)
+    with pytest.raises(BadSeries, match="0001-gone.patch"):
+        workspace.read_series(tmp_path)
 
 
 # --- the small tree -----------------------------------------------------------------
@@ -214,7 +218,7 @@ def small_git_repo(tree: Path) -> Path:
 
 def test_find_includers_follows_headers_and_local_lookup(small_tree):
     repo = small_git_repo(small_tree)
-    includers, skipped = verify.find_includers(
+    includers, skipped = verify_compile.find_includers(
         repo, ["drivers/demo/demo.h", "include/linux/demo_api.h"], limit=10)
     assert skipped == []
     # demo.c directly, user.c through sub/inner.h, third.c through an -I path;
@@ -226,7 +230,7 @@ def test_find_includers_follows_headers_and_local_lookup(small_tree):
 
 def test_find_includers_gives_up_on_widely_included_headers(small_tree):
     repo = small_git_repo(small_tree)
-    includers, skipped = verify.find_includers(repo, ["drivers/demo/demo.h"], limit=2)
+    includers, skipped = verify_compile.find_includers(repo, ["drivers/demo/demo.h"], limit=2)
     assert skipped == [HeaderNotFollowed(
         "drivers/demo/demo.h", "included by more than 2 .c files (directly or through "
                                "other headers); not compiled one by one")]
@@ -234,13 +238,13 @@ def test_find_includers_gives_up_on_widely_included_headers(small_tree):
 
 
 def test_may_include_prefers_the_file_next_to_the_includer(small_tree):
-    assert not verify.may_include(small_tree, "drivers/other/other.c", '"', "demo.h",
+    assert not verify_compile.may_include(small_tree, "drivers/other/other.c", '"', "demo.h",
                                   "drivers/demo/demo.h")
-    assert verify.may_include(small_tree, "drivers/other/other.c", '"', "demo.h",
+    assert verify_compile.may_include(small_tree, "drivers/other/other.c", '"', "demo.h",
                               "drivers/other/demo.h")
-    assert verify.may_include(small_tree, "drivers/x/y.c", "<", "linux/demo_api.h",
+    assert verify_compile.may_include(small_tree, "drivers/x/y.c", "<", "linux/demo_api.h",
                               "include/linux/demo_api.h")
-    assert not verify.may_include(small_tree, "drivers/x/y.c", "<", "linux/demo.h",
+    assert not verify_compile.may_include(small_tree, "drivers/x/y.c", "<", "linux/demo.h",
                                   "drivers/demo/demo.h")
 
 
@@ -255,21 +259,21 @@ def small_series(tmp_path: Path, tree: Path) -> tuple[Path, list[str]]:
 def test_small_tree_verification_without_compiling(tmp_path, small_tree, small_layout):
     series, names = small_series(tmp_path, small_tree)
     before = (small_tree / "drivers/demo/demo.c").read_bytes()
-    req = VerifyRequest(tree=small_tree, series_dir=series, out_dir=tmp_path / "out",
+    req = VerifyRequest(spatch=SPATCH, tree=small_tree, series_dir=series, out_dir=tmp_path / "out",
                         files=[], layout=small_layout)
     result = verify_series(req, quiet())
 
     assert result.applied and result.series == names
     assert result.touched == ["drivers/demo/demo.c"]
-    assert verify.paths_named_in(small_layout.scratch(verify.SCRATCH_NAME),
-                                 verify.read_series(series)) == {"drivers/demo/demo.c"}
+    assert workspace.paths_named_in(small_layout.scratch(workspace.SCRATCH_NAME),
+                                 workspace.read_series(series)) == {"drivers/demo/demo.c"}
     assert [(c.file, c.op, c.function, c.type) for c in result.old_api_left] == [
         ("drivers/demo/legacy.c", "down_interruptible", "legacy_poke", "semaphore"),
         ("drivers/demo/legacy.c", "up", "legacy_poke", "semaphore")]
     assert result.compiled == [] and result.not_checked == ["drivers/demo/demo.c"]
     assert not result.passed
     # The pristine copy kept its content; the scratch file has its own inode.
-    scratch = small_layout.scratch(verify.SCRATCH_NAME)
+    scratch = small_layout.scratch(workspace.SCRATCH_NAME)
     assert (small_tree / "drivers/demo/demo.c").read_bytes() == before
     assert b"down_sem(" in (scratch / "drivers/demo/demo.c").read_bytes()
     assert not os.path.samefile(scratch / "drivers/demo/demo.c",
@@ -284,10 +288,10 @@ def test_small_tree_verification_without_compiling(tmp_path, small_tree, small_l
 
 def test_small_tree_rerun_resets_and_keeps_mtimes(tmp_path, small_tree, small_layout):
     series, _ = small_series(tmp_path, small_tree)
-    req = VerifyRequest(tree=small_tree, series_dir=series, out_dir=tmp_path / "out",
+    req = VerifyRequest(spatch=SPATCH, tree=small_tree, series_dir=series, out_dir=tmp_path / "out",
                         files=[], layout=small_layout)
     verify_series(req, quiet())
-    scratch = small_layout.scratch(verify.SCRATCH_NAME)
+    scratch = small_layout.scratch(workspace.SCRATCH_NAME)
     first_base = git(scratch, "rev-parse", "HEAD~1").strip()
     mtime = (scratch / "drivers/demo/demo.c").stat().st_mtime_ns
     stray = scratch / "drivers/demo/stray.o"
@@ -304,17 +308,17 @@ def test_small_tree_rerun_resets_and_keeps_mtimes(tmp_path, small_tree, small_la
 
 def test_small_tree_changed_file_gets_a_new_mtime(tmp_path, small_tree, small_layout):
     series, _ = small_series(tmp_path, small_tree)
-    req = VerifyRequest(tree=small_tree, series_dir=series, out_dir=tmp_path / "out",
+    req = VerifyRequest(spatch=SPATCH, tree=small_tree, series_dir=series, out_dir=tmp_path / "out",
                         files=[], layout=small_layout)
     verify_series(req, quiet())
-    scratch = small_layout.scratch(verify.SCRATCH_NAME)
+    scratch = small_layout.scratch(workspace.SCRATCH_NAME)
     mtime = (scratch / "drivers/demo/demo.c").stat().st_mtime_ns
     # Another series touching the same file differently.
     other = SeriesRepo(tmp_path / "other-repo", small_tree, ["drivers/demo/demo.c"])
     other.spatch(MISSPELT_UP, ["drivers/demo/demo.c"], "demo: Misspell up()")
     other_dir = tmp_path / "other-series"
     other.format(other_dir)
-    result = verify_series(VerifyRequest(tree=small_tree, series_dir=other_dir,
+    result = verify_series(VerifyRequest(spatch=SPATCH, tree=small_tree, series_dir=other_dir,
                                          out_dir=tmp_path / "out", files=[],
                                          layout=small_layout), quiet())
     assert result.counts["mtimes_kept"] == 0
@@ -325,7 +329,7 @@ def test_small_tree_changed_file_gets_a_new_mtime(tmp_path, small_tree, small_la
 def test_small_tree_patch_that_does_not_apply(tmp_path, small_tree, small_layout):
     series, names = small_series(tmp_path, small_tree)
     again = duplicate_patch(series, names, 0)
-    req = VerifyRequest(tree=small_tree, series_dir=series, out_dir=tmp_path / "out",
+    req = VerifyRequest(spatch=SPATCH, tree=small_tree, series_dir=series, out_dir=tmp_path / "out",
                         layout=small_layout)
     result = verify_series(req, quiet())
     assert not result.applied
@@ -334,7 +338,7 @@ def test_small_tree_patch_that_does_not_apply(tmp_path, small_tree, small_layout
     assert result.old_api_left is None and result.compiled == []
     assert set(result.skipped) == {"old_api_left", "compile"}
     assert again in result.skipped["compile"]
-    scratch = small_layout.scratch(verify.SCRATCH_NAME)
+    scratch = small_layout.scratch(workspace.SCRATCH_NAME)
     assert git(scratch, "rev-parse", "HEAD").strip() == result.base
     assert not (scratch / ".git" / "rebase-apply").exists()
     written = json.loads((tmp_path / "out" / "verify.json").read_text())
@@ -344,7 +348,7 @@ def test_small_tree_patch_that_does_not_apply(tmp_path, small_tree, small_layout
 def test_small_tree_changed_pristine_tree_makes_a_new_scratch_repo(tmp_path, small_tree,
                                                                    small_layout):
     series, _ = small_series(tmp_path, small_tree)
-    req = VerifyRequest(tree=small_tree, series_dir=series, out_dir=tmp_path / "out",
+    req = VerifyRequest(spatch=SPATCH, tree=small_tree, series_dir=series, out_dir=tmp_path / "out",
                         files=[], layout=small_layout)
     first = verify_series(req, quiet())
     makefile = small_tree / "Makefile"
@@ -382,7 +386,7 @@ GOOD_FILES = [SEMAPHORE_C, IFS_SYSFS, HP_SDC]
 def good_result(tmp_path_factory, pristine, good_series):
     series, _ = good_series
     out = tmp_path_factory.mktemp("good-out")
-    req = VerifyRequest(tree=pristine, series_dir=series, out_dir=out, files=GOOD_FILES)
+    req = VerifyRequest(spatch=SPATCH, tree=pristine, series_dir=series, out_dir=out, files=GOOD_FILES)
     return verify_series(req, quiet()), out
 
 
@@ -433,7 +437,7 @@ def test_good_series_verify_json(good_result):
 
 def test_good_series_left_the_pristine_tree_alone(good_result, pristine):
     result, _ = good_result
-    scratch = cache_layout().scratch(verify.SCRATCH_NAME)
+    scratch = cache_layout().scratch(workspace.SCRATCH_NAME)
     for rel in result.touched:
         assert b"down_sem" not in (pristine / rel).read_bytes()
         assert b"down_sem" in (scratch / rel).read_bytes()
@@ -452,10 +456,10 @@ def test_rerun_compiles_nothing_again(good_result, good_series, pristine, tmp_pa
     rightly makes the next run recompile, so the pair is retried then.
     """
     first, _ = good_result
-    scratch = cache_layout().scratch(verify.SCRATCH_NAME)
+    scratch = cache_layout().scratch(workspace.SCRATCH_NAME)
     build = cache_layout().build("verify-allmodconfig")
     objects = [build / (rel[:-2] + ".o") for rel in (SEMAPHORE_C, IFS_SYSFS)]
-    req = VerifyRequest(tree=pristine, series_dir=good_series[0], out_dir=tmp_path,
+    req = VerifyRequest(spatch=SPATCH, tree=pristine, series_dir=good_series[0], out_dir=tmp_path,
                         files=GOOD_FILES)
     for _attempt in range(3):
         verify_series(req, quiet())
@@ -478,7 +482,7 @@ def test_series_that_does_not_apply(tmp_path, pristine, good_series):
     series = tmp_path / "series"
     shutil.copytree(good_series[0], series)
     again = duplicate_patch(series, good_series[1], 1)
-    result = verify_series(VerifyRequest(tree=pristine, series_dir=series,
+    result = verify_series(VerifyRequest(spatch=SPATCH, tree=pristine, series_dir=series,
                                          out_dir=tmp_path / "out"), quiet())
     assert not result.applied and result.failed_patch == again
     assert IFS_SYSFS in result.apply_error
@@ -493,7 +497,7 @@ def test_series_with_a_compile_error(tmp_path_factory, pristine):
     repo.counting_api()
     repo.spatch(MISSPELT_UP, [IFS_SYSFS], "platform/x86/intel/ifs: Misspell up()")
     repo.format(work / "series")
-    result = verify_series(VerifyRequest(tree=pristine, series_dir=work / "series",
+    result = verify_series(VerifyRequest(spatch=SPATCH, tree=pristine, series_dir=work / "series",
                                          out_dir=work / "out",
                                          files=[SEMAPHORE_C, IFS_SYSFS]), quiet())
     assert result.applied

@@ -18,15 +18,11 @@ virtual report
 @initialize:python depends on report@
 @@
 import json
+import os
 
-NEW_NAME = {
-	"down": "down_sem",
-	"down_interruptible": "down_sem_interruptible",
-	"down_killable": "down_sem_killable",
-	"down_trylock": "down_sem_trylock",
-	"down_timeout": "down_sem_timeout",
-	"up": "up_sem",
-}
+# The name table is sem2mutex's (sem2mutex/tools/api.py), in
+# $SEM2MUTEX_API; by hand: SEM2MUTEX_API="$(python3 -m sem2mutex.tools.api)"
+NEW_NAME = json.loads(os.environ["SEM2MUTEX_API"])["counting"]
 
 def emit(p, name, kind):
 	print(json.dumps({"file": p[0].file, "line": int(p[0].line),

@@ -18,14 +18,12 @@ virtual patch
 
 @initialize:python depends on patch@
 @@
-NEW_NAME = {
-	"down": "down_sem",
-	"down_interruptible": "down_sem_interruptible",
-	"down_killable": "down_sem_killable",
-	"down_trylock": "down_sem_trylock",
-	"down_timeout": "down_sem_timeout",
-	"up": "up_sem",
-}
+import json
+import os
+
+# The name table is sem2mutex's (sem2mutex/tools/api.py), in
+# $SEM2MUTEX_API; by hand: SEM2MUTEX_API="$(python3 -m sem2mutex.tools.api)"
+NEW_NAME = json.loads(os.environ["SEM2MUTEX_API"])["counting"]
 
 @wrapper_candidate depends on patch@
 identifier f = {down, down_interruptible, down_killable, down_trylock,

@@ -25,27 +25,19 @@ virtual patch
 import json
 import os
 
-COUNTING_NAME = {
-	"down": "down_sem",
-	"down_interruptible": "down_sem_interruptible",
-	"down_killable": "down_sem_killable",
-	"down_trylock": "down_sem_trylock",
-	"down_timeout": "down_sem_timeout",
-	"up": "up_sem",
-}
-
-
-def counting_renames_wanted():
+def counting_rename_plan():
 	path = os.environ.get("SEM2MUTEX_REWRITE_PLAN")
 	if not path:
-		return set()
+		return {"edits": [], "api": {"counting": {}}}
 	with open(path) as plan:
-		edits = json.load(plan)["edits"]
-	return {(e["file"], e["line"], e["op"]) for e in edits
-		if e["to"] == "counting"}
+		return json.load(plan)
 
 
-COUNTING_RENAMES = counting_renames_wanted()
+COUNTING_RENAME_PLAN = counting_rename_plan()
+# The name table comes with the plan (sem2mutex/tools/api.py).
+COUNTING_NAME = COUNTING_RENAME_PLAN["api"]["counting"]
+COUNTING_RENAMES = {(e["file"], e["line"], e["op"]) for e in COUNTING_RENAME_PLAN["edits"]
+		    if e["to"] == "counting"}
 
 
 def planned_rename(p, op):

@@ -24,25 +24,19 @@ virtual patch
 import json
 import os
 
-MUTEX_NAME = {
-	"down": "mutex_lock",
-	"down_interruptible": "mutex_lock_interruptible",
-	"down_killable": "mutex_lock_killable",
-	"up": "mutex_unlock",
-}
-
-
-def mutex_operations_wanted():
+def mutex_operations_plan():
 	path = os.environ.get("SEM2MUTEX_REWRITE_PLAN")
 	if not path:
-		return set()
+		return {"edits": [], "api": {"mutex": {}}}
 	with open(path) as plan:
-		edits = json.load(plan)["edits"]
-	return {(e["file"], e["line"], e["op"]) for e in edits
-		if e["to"] == "mutex"}
+		return json.load(plan)
 
 
-MUTEX_OPERATIONS = mutex_operations_wanted()
+MUTEX_OPERATIONS_PLAN = mutex_operations_plan()
+# The name table comes with the plan (sem2mutex/tools/api.py).
+MUTEX_NAME = MUTEX_OPERATIONS_PLAN["api"]["mutex"]
+MUTEX_OPERATIONS = {(e["file"], e["line"], e["op"])
+		    for e in MUTEX_OPERATIONS_PLAN["edits"] if e["to"] == "mutex"}
 
 
 def planned_operation(p, op):

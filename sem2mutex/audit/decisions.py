@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from sem2mutex.audit.intake import IntakeError
+from sem2mutex.errors import BadDecisions
 from sem2mutex.model import Instance, SemClass, StaleVerdict, Verdict
 
 REQUIRED = ("instance", "class", "reviewer", "reason")
@@ -25,20 +25,20 @@ def load_verdicts(path: Path) -> list[Verdict]:
     try:
         data = tomllib.loads(path.read_text())
     except OSError as err:
-        raise IntakeError(f"--decisions {path}: {err.strerror}") from None
+        raise BadDecisions(f"--decisions {path}: {err.strerror}") from None
     except tomllib.TOMLDecodeError as err:
-        raise IntakeError(f"--decisions {path}: not valid TOML: {err}") from None
+        raise BadDecisions(f"--decisions {path}: not valid TOML: {err}") from None
     entries = data.get("verdict", [])
     if not isinstance(entries, list):
-        raise IntakeError(f"--decisions {path}: expected [[verdict]] tables")
+        raise BadDecisions(f"--decisions {path}: expected [[verdict]] tables")
     verdicts = []
     classes = {c.value for c in SemClass}
     for n, entry in enumerate(entries, 1):
         missing = [k for k in REQUIRED if not str(entry.get(k, "")).strip()]
         if missing:
-            raise IntakeError(f"--decisions {path}: verdict {n} lacks {', '.join(missing)}")
+            raise BadDecisions(f"--decisions {path}: verdict {n} lacks {', '.join(missing)}")
         if entry["class"] not in classes:
-            raise IntakeError(f"--decisions {path}: verdict {n}: class must be one of "
+            raise BadDecisions(f"--decisions {path}: verdict {n}: class must be one of "
                               f"{', '.join(sorted(classes))}, not {entry['class']!r}")
         verdicts.append(Verdict(entry["instance"], SemClass(entry["class"]),
                                 entry["reviewer"].strip(), entry["reason"].strip()))

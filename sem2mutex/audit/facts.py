@@ -24,7 +24,8 @@ from sem2mutex.audit.intake import CandidateFiles
 from sem2mutex.model import (ApiCall, Callback, CallEdge, Escape, FactSet, FieldDecl, FunctionDef,
                     ParseFailure, Position, Target, VarDecl)
 from sem2mutex.paths import COCCI_DIR
-from sem2mutex.tools.spatch import ParseError, SpatchOutput, SpatchRunner, files_mentioning
+from sem2mutex.audit.intake import kernel_files_mentioning
+from sem2mutex.tools.spatch import ParseError, SpatchOutput, SpatchRunner
 from sem2mutex.tools.lexer import Lexer
 
 FACTS_DIR = COCCI_DIR / "facts"
@@ -285,7 +286,7 @@ class FactCollector:
         """Files that mention a function doing down()/up() through a pointer."""
         names = {c.pos.function for c in facts.calls
                  if c.target.shape == "pointer" and c.macro is None}
-        mentions = files_mentioning(self.runner.tree, names, self.runner.jobs)
+        mentions = kernel_files_mentioning(self.runner.tree, names, self.runner.jobs)
         return sorted({f for files in mentions.values() for f in files})
 
     def parse_failures(self, *outputs: SpatchOutput) -> list[ParseFailure]:

@@ -16,22 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from sem2mutex.errors import BadInput, BadOption, GrepError, MissingTool, NotAKernelTree
 from sem2mutex.tools.fs import locked
 from sem2mutex.model import ApiEra, KernelTree
 from sem2mutex.paths import DEBIAN_SOURCE_DIRNAME, DEBIAN_SOURCE_TARBALL, CacheLayout
-from sem2mutex.tools.grep import GrepError, grep_sources
+from sem2mutex.tools.grep import files_matching, files_mentioning
+from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS, is_kernel_source
 
-
-class IntakeError(Exception):
-    """Bad input: the message is the one line shown to the user."""
-
-
-# Directories that hold no kernel code (user space tools, docs, build helpers).
-NON_KERNEL_DIRS = ("tools/", "scripts/", "Documentation/", "usr/")
-NON_KERNEL_TOP_DIRS = tuple(d.rstrip("/") for d in NON_KERNEL_DIRS)  # for grep_sources
-
-# The semaphore implementation itself defines the API rather than using it.
-API_IMPLEMENTATION = ("include/linux/semaphore.h", "kernel/locking/semaphore.c")
 
 DECL_TOKENS = r"struct[[:space:]]+semaphore|DEFINE_SEMAPHORE|DECLARE_MUTEX|__SEMAPHORE_INITIALIZER"
 CALL_TOKENS = (
@@ -40,25 +31,16 @@ CALL_TOKENS = (
 )
 
 
-def find_spatch() -> Path:
-    found = shutil.which("spatch")
-    if not found:
-        raise IntakeError(
-            "spatch not found on PATH: install Coccinelle (apt-get install coccinelle)"
-        )
-    return Path(found)
-
-
 def read_version(tree: Path) -> str:
     """VERSION.PATCHLEVEL.SUBLEVEL from the top Makefile (not C: a make file)."""
     makefile = tree / "Makefile"
     try:
         text = makefile.read_text(errors="replace")
     except OSError:
-        raise IntakeError(f"{tree} is not a kernel tree: no top-level Makefile") from None
+        raise NotAKernelTree(f"{tree} is not a kernel tree: no top-level Makefile") from None
     fields = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL)\s*=\s*(\d*)\s*$", text, re.M))
     if not fields.get("VERSION") or not fields.get("PATCHLEVEL"):
-        raise IntakeError(f"{tree} is not a kernel tree: Makefile has no VERSION/PATCHLEVEL")
+        raise NotAKernelTree(f"{tree} is not a kernel tree: Makefile has no VERSION/PATCHLEVEL")
     return ".".join(fields[k] for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL") if fields.get(k))
 
 
@@ -82,13 +64,13 @@ def semaphore_header(tree: Path, era: ApiEra) -> Path | None:
 
 def open_tree(path: Path) -> KernelTree:
     if not path.exists():
-        raise IntakeError(f"{path}: no such directory")
+        raise NotAKernelTree(f"{path}: no such directory")
     if not path.is_dir():
-        raise IntakeError(f"{path} is not a directory")
+        raise NotAKernelTree(f"{path} is not a directory")
     version = read_version(path)
     era = api_era_for(version)
     if semaphore_header(path, era) is None:
-        raise IntakeError(f"{path} is not a kernel tree: no semaphore header (include/linux/semaphore.h)")
+        raise NotAKernelTree(f"{path} is not a kernel tree: no semaphore header (include/linux/semaphore.h)")
     return KernelTree(path=path.resolve(), version=version, api_era=era,
                       is_git=(path / ".git").exists())
 
@@ -100,14 +82,14 @@ def ensure_default_tree(cache: CacheLayout, tarball: Path = DEBIAN_SOURCE_TARBAL
         if (tree / "Makefile").is_file():
             return tree
         if not tarball.is_file():
-            raise IntakeError(
+            raise MissingTool(
                 f"no TREE given and {tarball} is missing: apt-get install linux-source-6.1")
         staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache.root))
         try:
             done = subprocess.run(["tar", "-xf", str(tarball), "-C", str(staging)],
                                   capture_output=True, text=True)
             if done.returncode != 0:
-                raise IntakeError(f"cannot unpack {tarball}: {done.stderr.strip()}")
+                raise BadInput(f"cannot unpack {tarball}: {done.stderr.strip()}")
             (staging / DEBIAN_SOURCE_DIRNAME).rename(tree)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -124,23 +106,10 @@ class CandidateFiles:
 
 def _grep(tree: Path, pattern: str, use_git: bool, jobs: int) -> set[str]:
     """Files (tree-relative) whose text matches PATTERN (ERE)."""
-    if use_git:
-        # --untracked --no-exclude-standard: a checkout's new and ignored
-        # files are part of the tree too.
-        cmd = ["git", "-C", str(tree), "grep", "-l", "-I", "-E", "--untracked",
-               "--no-exclude-standard", "-e", pattern, "--", "*.c", "*.h"]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode in (0, 1):
-            return set(done.stdout.split())
     try:
-        return set(grep_sources(tree, ["-l", "-E", "-e", pattern], jobs,
-                                skip=NON_KERNEL_TOP_DIRS))
+        return files_matching(tree, pattern, use_git, jobs, skip=NON_KERNEL_TOP_DIRS)
     except GrepError as err:
-        raise IntakeError(f"cannot read {tree}: {err}") from err
-
-
-def is_kernel_source(rel: str) -> bool:
-    return not rel.startswith(NON_KERNEL_DIRS) and rel not in API_IMPLEMENTATION
+        raise NotAKernelTree(f"cannot read {tree}: {err}") from err
 
 
 def in_scope(rel: str, dirs: list[str]) -> bool:
@@ -198,6 +167,13 @@ def normalise_dirs(tree: Path, dirs: list[str]) -> list[str]:
         if rel.startswith("./"):
             rel = rel[2:]
         if not (tree / rel).exists():
-            raise IntakeError(f"--dir {d}: no such file or directory in {tree}")
+            raise BadOption(f"--dir {d}: no such file or directory in {tree}")
         result.append(rel)
     return result
+
+
+def kernel_files_mentioning(tree: Path, names: set[str], jobs: int) -> dict[str, set[str]]:
+    """name -> kernel source files whose text has NAME as a word (a
+    prefilter for spatch: callers of a wrapper or of a pointer helper)."""
+    found = files_mentioning(tree, names, jobs, skip=NON_KERNEL_TOP_DIRS)
+    return {name: {f for f in files if is_kernel_source(f)} for name, files in found.items()}

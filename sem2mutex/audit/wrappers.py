@@ -17,7 +17,8 @@ from sem2mutex.audit.contexts import ContextMap
 from sem2mutex.audit.facts import FACTS_DIR, by_kind
 from sem2mutex.model import FactSet, Instance, Location, Site
 from sem2mutex.progress import Progress
-from sem2mutex.tools.spatch import SpatchRunner, files_mentioning
+from sem2mutex.audit.intake import kernel_files_mentioning
+from sem2mutex.tools.spatch import SpatchRunner
 
 # contexts.cocci too: a wrapper's caller may sit in a file pass 2 never saw,
 # and whether that caller runs in IRQ context matters as much.
@@ -104,7 +105,7 @@ class WrapperAnalysis:
         if not found:
             return []
         static = {(f.file, f.name) for f in facts.functions if f.static}
-        mentions = files_mentioning(self.runner.tree,
+        mentions = kernel_files_mentioning(self.runner.tree,
                                     {n for w in found for n in w.locks + w.unlocks},
                                     self.runner.jobs)
         by_id = {inst.id: inst for inst in instances}

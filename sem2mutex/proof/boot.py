@@ -40,20 +40,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from qemu import intree
-from qemu.atomic import write_atomic, write_if_changed
 from qemu.harness import BOOT_JSON, BOOT_LOG, BootRequest, BootResult, build_and_boot
-from qemu.scratch import hardlinked_scratch
 
-from sem2mutex.proof import verify
-from sem2mutex.audit.pipeline import AnalysisRequest, analyse
 from sem2mutex.audit.decisions import load_verdicts
-from sem2mutex.tools.fs import locked
-from sem2mutex.audit.intake import IntakeError, open_tree
+from sem2mutex.audit.intake import open_tree
+from sem2mutex.audit.pipeline import AnalysisRequest, analyse
+from sem2mutex.errors import BadDecisions, BootError, SeriesDoesNotApply
 from sem2mutex.model import Verdict
 from sem2mutex.paths import COCCI_DIR, QEMU_DIR, REPO_ROOT, cache_layout
 from sem2mutex.progress import Progress
+from sem2mutex.proof.workspace import applied_series, hardlinked_scratch, read_series, tree_stamp
 from sem2mutex.series.rewrite import MUTEX, apply_rewrite, plan_rewrite
-from sem2mutex.series.simple_mutex import BenchLogError, write_bench_json
+from sem2mutex.tools.fs import locked, write_atomic, write_if_changed
 
 FIXTURE_SOURCES = REPO_ROOT / "tests" / "kernel"
 FIXTURE_TREE_DIR = "drivers/sem2mutex_fixtures"
@@ -82,10 +80,6 @@ FIXTURE_HOOK = ("# sem2mutex boot stage: the fixtures sem2mutex converted",
 HARNESS_HOOK = ("# sem2mutex QEMU harness: KUnit suites", intree.HOOK_LINE)
 BENCH_JSON = "bench.json"
 MULTI_CPU = 4  # ACPI in the fragment makes -smp 4 four CPUs
-
-
-class BootStageError(Exception):
-    """The stage cannot run: bad input or a broken cache; one line."""
 
 
 @dataclass
@@ -189,10 +183,7 @@ def series_changes(tree: Path, series_dir: Path, progress: Progress
     result is kept under a hash of the patches and the tree, so the same
     series is applied once (verify holds that repository while it compiles).
     """
-    try:
-        patches = verify.read_series(series_dir)
-    except verify.VerifyError as err:
-        raise BootStageError(str(err)) from None
+    patches = read_series(series_dir)
     layout = cache_layout()
     cache = FileSetCache(layout.scratch(SERIES_CACHE), series_key(tree, patches))
     with locked(layout.scratch(f".{SERIES_CACHE}.lock")):
@@ -209,7 +200,7 @@ def series_changes(tree: Path, series_dir: Path, progress: Progress
 
 
 def series_key(tree: Path, patches: list[Path]) -> str:
-    digest = hashlib.sha256(json.dumps(verify.tree_stamp(tree), sort_keys=True).encode())
+    digest = hashlib.sha256(json.dumps(tree_stamp(tree), sort_keys=True).encode())
     for patch in patches:
         data = patch.read_bytes()
         digest.update(f"\0{patch.name}\0{len(data)}\0".encode() + data)
@@ -218,25 +209,12 @@ def series_key(tree: Path, patches: list[Path]) -> str:
 
 def apply_with_git_am(tree: Path, patches: list[Path], progress: Progress
                       ) -> dict[str, bytes | None]:
-    scratch_path = cache_layout().scratch(verify.SCRATCH_NAME)
-    with locked(scratch_path.parent / f".{verify.SCRATCH_NAME}.lock"):
-        try:
-            previous = verify._previous_changes(scratch_path)
-            repo = verify.ensure_scratch_repo(tree, scratch_path, verify.tree_stamp(tree),
-                                              progress)
-            progress.step(f"boot: git am of {len(patches)} patches")
-            outcome = verify.apply_series(repo, tree, patches, previous)
-        except verify.VerifyError as err:
-            raise BootStageError(f"scratch repository {scratch_path}: {err}") from None
+    with applied_series(tree, patches, cache_layout(), progress, "boot") as (repo, outcome):
         if not outcome.applied:
-            raise SeriesDoesNotApply(outcome.failed_patch, outcome.error)
+            raise SeriesDoesNotApply(f"the series does not apply at {outcome.failed_patch}: "
+                                     f"{(outcome.error or '').strip()[:500]}")
         return {rel: None if status == "D" else (repo.path / rel).read_bytes()
                 for status, rel in outcome.changes}
-
-
-class SeriesDoesNotApply(Exception):
-    def __init__(self, patch: str | None, error: str | None):
-        super().__init__(f"the series does not apply at {patch}: {(error or '').strip()[:500]}")
 
 
 # --------------------------------------------------------------------------
@@ -333,7 +311,7 @@ def conversion_key(pristine: Path, sources: dict[str, Path], verdicts: list[Verd
         digest.update(f"{label}\0{len(data)}\0".encode())
         digest.update(data)
 
-    add("tree", json.dumps(verify.tree_stamp(pristine), sort_keys=True).encode())
+    add("tree", json.dumps(tree_stamp(pristine), sort_keys=True).encode())
     spatch_stat = Path(spatch).resolve().stat()
     add("spatch", f"{Path(spatch).resolve()} {spatch_stat.st_size} "
                   f"{spatch_stat.st_mtime_ns}".encode())
@@ -387,13 +365,7 @@ class FileSetCache:
 
 
 def load_all_verdicts(paths: list[Path]) -> list[Verdict]:
-    verdicts = []
-    for path in paths:
-        try:
-            verdicts += load_verdicts(path)
-        except IntakeError as err:
-            raise BootStageError(str(err)) from None
-    return verdicts
+    return [v for path in paths for v in load_verdicts(path)]
 
 
 def stage_converted_suites(suites: tuple[Path, ...], converted: dict[str, bytes],
@@ -438,7 +410,7 @@ def sync_boot_tree(pristine: Path, tree: Path, wanted: dict[str, bytes | None]) 
     """Make TREE = pristine + WANTED (None: deleted); returns files rewritten.
 
     Only files whose content differs are rewritten, and always as new
-    inodes (qemu.atomic): the tree is a hard-linked copy of the pristine
+    inodes (qemu.files): the tree is a hard-linked copy of the pristine
     one, and unchanged files keep their mtimes, so make rebuilds only what
     changed.  Files an earlier run changed and this one does not go back to
     their pristine content.
@@ -514,16 +486,26 @@ def prepare(req: BootStageRequest, variant: Variant, progress: Progress) -> Prep
                     conversion.stale_verdicts, seconds)
 
 
+# What a tree needs for --boot and --bench, besides taking the series: an
+# x86 kernel to build, and the kernel's own KTAP parser.
+BOOT_NEEDS = ("arch/x86/Kconfig", "tools/testing/kunit/kunit.py", DRIVERS_MAKEFILE)
+
+
+def boot_problem(tree: Path) -> str | None:
+    """Why TREE cannot be booted by this stage, or None."""
+    missing = [rel for rel in BOOT_NEEDS if not (tree / rel).is_file()]
+    if missing:
+        return f"{tree} lacks {', '.join(missing)}, which the boot stage needs"
+    return None
+
+
 def check_request(req: BootStageRequest) -> None:
     """Bad input fails before anything is written."""
-    try:
-        verify.read_series(Path(req.series_dir))
-    except verify.VerifyError as err:
-        raise BootStageError(str(err)) from None
+    read_series(Path(req.series_dir))
     if req.decisions and not Path(req.decisions).is_file():
-        raise BootStageError(f"--decisions {req.decisions}: no such file")
+        raise BadDecisions(f"--decisions {req.decisions}: no such file")
     if not (Path(req.tree) / "Makefile").is_file():
-        raise BootStageError(f"{req.tree} is not a kernel tree")
+        raise BootError(f"{req.tree} is not a kernel tree")
 
 
 def run_variant(req: BootStageRequest, variant: Variant, progress: Progress) -> BootOutcome:
@@ -540,7 +522,7 @@ def run_variant(req: BootStageRequest, variant: Variant, progress: Progress) -> 
         progress.step(f"boot: building and booting the {variant.label} kernel "
                       f"({prefix}; a cold build takes several minutes)")
         result = build_and_boot(BootRequest(
-            tree=prepared.tree, out_dir=out_dir, build_name=prefix,
+            tree=prepared.tree, out_dir=out_dir, build_dir=cache_layout().build(prefix),
             fragments=list(variant.fragments), kunit_dirs=prepared.kunit_dirs,
             watch_files=prepared.watch_files, accel=req.accel, timeout_s=req.timeout_s,
             cpus=variant.cpus, jobs=req.jobs))
@@ -585,73 +567,3 @@ def boot_series(req: BootStageRequest, progress: Progress) -> BootOutcome:
     CONFIG_MUTEX_SIMPLE kernel's go to OUTDIR/simple-mutex/ instead.
     """
     return run_variant(req, SIMPLE_MUTEX if req.simple_mutex else DEFAULT, progress)
-
-
-def bench_series(req: BootStageRequest, progress: Progress) -> dict:
-    """Boot the benchmark kernel and write OUTDIR/bench.json; returns it.
-
-    The console log and boot.json of that boot are in OUTDIR/bench/.
-    """
-    outcome = run_variant(req, BENCH, progress)
-    if not outcome.passed:
-        raise BootStageError(f"the benchmark kernel failed ({'; '.join(outcome.reasons)}); "
-                             f"see {outcome.boot_log}")
-    bench_json = Path(req.out_dir) / BENCH_JSON
-    try:
-        summary = write_bench_json(outcome.boot_log, bench_json, req.accel)
-    except BenchLogError as err:
-        raise BootStageError(f"{outcome.boot_log}: {err}") from None
-    summary["kernel"] = {"boot_json": str(outcome.boot_json), "seconds": outcome.seconds,
-                         "series": str(req.series_dir)}
-    write_atomic(bench_json, json.dumps(summary, indent=2) + "\n")
-    progress.step(f"bench: wrote {bench_json}")
-    return summary
-
-
-# --------------------------------------------------------------------------
-# Stand-alone use (benchmarks/boot.sh, bench.sh): python3 -m sem2mutex.boot
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import sys
-
-    from sem2mutex.audit.intake import ensure_default_tree, find_spatch
-
-    parser = argparse.ArgumentParser(
-        prog="python3 -m sem2mutex.boot",
-        description="Apply a sem2mutex series to a scratch copy of the tree, convert the "
-                    "fixtures, build the kernel with lock debugging and boot it in QEMU. "
-                    "Writes OUTDIR/boot.json (simple-mutex/boot.json with --simple-mutex, "
-                    "bench.json with --bench).")
-    parser.add_argument("series_dir", type=Path)
-    parser.add_argument("-o", "--outdir", type=Path, help="default: SERIES_DIR")
-    parser.add_argument("--tree", type=Path, help="pristine tree (default: linux-source-6.1)")
-    parser.add_argument("--simple-mutex", action="store_true")
-    parser.add_argument("--bench", action="store_true")
-    parser.add_argument("--decisions", type=Path)
-    parser.add_argument("--accel", choices=("tcg", "kvm"), default="tcg")
-    parser.add_argument("--timeout", type=int, default=300)
-    parser.add_argument("--name", default="boot", help="cache dir name prefix")
-    parser.add_argument("-j", "--jobs", type=int, default=2)
-    parser.add_argument("-q", "--quiet", action="store_true")
-    args = parser.parse_args(argv)
-    progress = Progress(quiet=args.quiet)
-    try:
-        tree = args.tree or ensure_default_tree(cache_layout())
-        req = BootStageRequest(tree=tree, series_dir=args.series_dir,
-                               out_dir=args.outdir or args.series_dir, spatch=find_spatch(),
-                               jobs=args.jobs, accel=args.accel, timeout_s=args.timeout,
-                               decisions=args.decisions, simple_mutex=args.simple_mutex,
-                               name=args.name)
-        if args.bench:
-            bench_series(req, progress)
-            return 0
-        return 0 if boot_series(req, progress).passed else 1
-    except (BootStageError, IntakeError) as err:
-        print(f"boot: error: {err}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

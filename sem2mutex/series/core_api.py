@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import textwrap
 from dataclasses import dataclass
@@ -40,21 +39,18 @@ from pathlib import Path
 
 from sem2mutex.model import CoreChange
 from sem2mutex.paths import COCCI_DIR
+from sem2mutex.errors import AlreadyApplied, AnchorError, CoreApiError, SpatchError
+from sem2mutex.tools.api import COUNTING_NAMES, OLD_NAMES, api_environment
+from sem2mutex.tools.fs import unshare
+from sem2mutex.tools.grep import files_matching
+from sem2mutex.tools.spatch import launch
 
 SEMAPHORE_HEADER = "include/linux/semaphore.h"
 SEMAPHORE_SOURCE = "kernel/locking/semaphore.c"
 CORE_FILES = (SEMAPHORE_SOURCE, SEMAPHORE_HEADER)
 
-# Old name -> new name, in the order semaphore.c documents them.
-NEW_NAMES = {
-    "down": "down_sem",
-    "down_interruptible": "down_sem_interruptible",
-    "down_killable": "down_sem_killable",
-    "down_trylock": "down_sem_trylock",
-    "down_timeout": "down_sem_timeout",
-    "up": "up_sem",
-}
-OLD_NAMES = tuple(NEW_NAMES)
+# Old name -> new name (the one table, tools/api.py).
+NEW_NAMES = COUNTING_NAMES
 
 COUNTING_API_COCCI = COCCI_DIR / "core" / "counting_api.cocci"
 KERNELDOC_COCCI = COCCI_DIR / "core" / "counting_api_kerneldoc.cocci"
@@ -96,22 +92,6 @@ class KerneldocComment:
     line: int  # line of the function name in the definition
     function: str
     comment: str
-
-
-class SpatchError(RuntimeError):
-    """spatch failed, or said something on stderr a clean run never says."""
-
-
-class CoreApiStateError(RuntimeError):
-    """The tree is not in the state the patch applies to."""
-
-
-class AlreadyApplied(CoreApiStateError):
-    """The patch is already in the tree."""
-
-
-class KerneldocAnchorError(RuntimeError):
-    """A kerneldoc comment is not where, or not what, spatch reported."""
 
 
 # --------------------------------------------------------------------------
@@ -180,7 +160,7 @@ def flag_day_change() -> CoreChange:
 # Running spatch
 
 
-def run_spatch(cocci: Path, files: list[Path], *, virtual: str,
+def run_spatch(spatch: Path, cocci: Path, files: list[Path], *, virtual: str,
                in_place: bool = False, file_groups: bool = False) -> str:
     """Run spatch on explicit files and return its stdout.
 
@@ -190,7 +170,7 @@ def run_spatch(cocci: Path, files: list[Path], *, virtual: str,
     """
     if not files:
         return ""
-    args = ["spatch", "--very-quiet", "--no-includes",
+    args = ["--very-quiet", "--no-includes",
             "--timeout", str(SPATCH_TIMEOUT_SECONDS),
             "--sp-file", str(cocci), "-D", virtual]
     if in_place:
@@ -204,8 +184,7 @@ def run_spatch(cocci: Path, files: list[Path], *, virtual: str,
             args += ["--jobs", str(SPATCH_JOBS), "--file-groups", str(groups)]
         else:
             args += [str(f) for f in files]
-        done = subprocess.run(args, cwd=neutral, capture_output=True,
-                              text=True, check=False)
+        done = launch(spatch, args, Path(neutral), api_environment())
     if done.returncode != 0 or done.stderr.strip():
         raise SpatchError(
             f"spatch {cocci.name} on {len(files)} file(s) exited "
@@ -231,25 +210,11 @@ def _relative(tree: Path, reported: str) -> str:
     return os.path.relpath(reported, tree)
 
 
-def _unshare(path: Path) -> None:
-    """Give a hard-linked file its own inode before it is edited in place.
-
-    Scratch trees are often `cp -al` copies of the pristine tree, and
-    spatch --in-place writes through the link: without this the pristine
-    tree would be edited too.
-    """
-    if path.stat().st_nlink <= 1:
-        return
-    private = path.with_name(path.name + ".sem2mutex-unshare")
-    shutil.copy2(path, private)
-    os.replace(private, path)
-
-
 def _core_paths(tree: Path) -> list[Path]:
     paths = [tree / rel for rel in CORE_FILES]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
-        raise CoreApiStateError(
+        raise CoreApiError(
             f"{tree} is not a 6.1-layout kernel tree: missing {missing}")
     return paths
 
@@ -258,10 +223,10 @@ def _core_paths(tree: Path) -> list[Path]:
 # State of the core files
 
 
-def api_state(tree: Path) -> list[ApiSymbol]:
+def api_state(tree: Path, spatch: Path) -> list[ApiSymbol]:
     """Definitions, wrappers, prototypes and exports of old and new names."""
     tree = tree.resolve()
-    stdout = run_spatch(STATE_COCCI, _core_paths(tree), virtual="report")
+    stdout = run_spatch(spatch, STATE_COCCI, _core_paths(tree), virtual="report")
     symbols = [ApiSymbol(file=_relative(tree, r["file"]), line=r["line"],
                          name=r["name"], kind=r["kind"])
                for r in _json_lines(stdout, STATE_COCCI)]
@@ -285,7 +250,7 @@ def _is_pristine(symbols: list[ApiSymbol]) -> bool:
             and not _names_of(symbols, "wrapper"))
 
 
-def _has_counting_api(symbols: list[ApiSymbol]) -> bool:
+def has_counting_api(symbols: list[ApiSymbol]) -> bool:
     new = set(NEW_NAMES.values())
     return (_names_of(symbols, "definition") == new
             and _names_of(symbols, "prototype") >= new
@@ -307,10 +272,10 @@ def _has_no_old_names(symbols: list[ApiSymbol]) -> bool:
 # Kerneldoc comments
 
 
-def kerneldoc_comments(tree: Path) -> list[KerneldocComment]:
+def kerneldoc_comments(tree: Path, spatch: Path) -> list[KerneldocComment]:
     """The comment above each definition of an old or new counting-API name."""
     tree = tree.resolve()
-    stdout = run_spatch(KERNELDOC_COCCI, [tree / SEMAPHORE_SOURCE],
+    stdout = run_spatch(spatch, KERNELDOC_COCCI, [tree / SEMAPHORE_SOURCE],
                      virtual="report")
     return [KerneldocComment(file=_relative(tree, r["file"]), line=r["line"],
                              function=r["function"], comment=r["comment"])
@@ -358,7 +323,7 @@ def renamed_kerneldoc(comment: str, old: str, new: str) -> str:
     points at the new name.
     """
     if kerneldoc_name(comment) != old:
-        raise KerneldocAnchorError(
+        raise AnchorError(
             f"expected a kerneldoc comment for {old}(), got: {comment[:120]!r}")
     opening, name_line, *body = comment.split("\n")
     for spelling in (f"* {old} - ", f"* {old}() - "):
@@ -381,7 +346,7 @@ def _rewrite_kerneldoc(tree: Path, doc: KerneldocComment, old: str) -> None:
     path = tree / doc.file
     text = path.read_text()
     if text.count(doc.comment) != 1:
-        raise KerneldocAnchorError(
+        raise AnchorError(
             f"{doc.file}: the comment above {doc.function}() occurs "
             f"{text.count(doc.comment)} times, expected exactly once")
     at = text.index(doc.comment)
@@ -389,31 +354,31 @@ def _rewrite_kerneldoc(tree: Path, doc: KerneldocComment, old: str) -> None:
     # The comment must end right above the definition (the return type may
     # sit on its own line above the function name).
     if not 1 <= doc.line - end_line <= 2:
-        raise KerneldocAnchorError(
+        raise AnchorError(
             f"{doc.file}: the comment above {doc.function}() ends on line "
             f"{end_line}, not just above the definition on line {doc.line}")
     replacement = renamed_kerneldoc(doc.comment, old, doc.function)
-    _unshare(path)
+    unshare(path)
     tmp = path.with_name(path.name + ".sem2mutex-kerneldoc")
     tmp.write_text(text[:at] + replacement + text[at + len(doc.comment):])
     shutil.copymode(path, tmp)
     os.replace(tmp, path)
 
 
-def stale_kerneldoc(tree: Path) -> list[KerneldocComment]:
+def stale_kerneldoc(tree: Path, spatch: Path) -> list[KerneldocComment]:
     """Kerneldoc comments of new-name definitions that name another function."""
     new_names = set(NEW_NAMES.values())
-    return [doc for doc in kerneldoc_comments(tree)
+    return [doc for doc in kerneldoc_comments(tree, spatch)
             if doc.function in new_names
             and kerneldoc_name(doc.comment) != doc.function]
 
 
-def _fix_kerneldoc(tree: Path) -> None:
+def _fix_kerneldoc(tree: Path, spatch: Path) -> None:
     old_of = {new: old for old, new in NEW_NAMES.items()}
-    for doc in stale_kerneldoc(tree):
+    for doc in stale_kerneldoc(tree, spatch):
         documented = kerneldoc_name(doc.comment)
         if documented != old_of[doc.function]:
-            raise KerneldocAnchorError(
+            raise AnchorError(
                 f"{doc.file}:{doc.line}: {doc.function}() is documented as "
                 f"{documented!r}, expected {old_of[doc.function]!r}")
         _rewrite_kerneldoc(tree, doc, documented)
@@ -438,7 +403,7 @@ def _touched(tree: Path, before: dict[Path, bytes]) -> list[str]:
                   if p.read_bytes() != content)
 
 
-def _apply(tree: Path, cocci: Path, finish, what: str) -> list[str]:
+def _apply(tree: Path, spatch: Path, cocci: Path, finish, what: str) -> list[str]:
     """Run ``cocci`` in place on the core files, then ``finish(tree)``.
 
     ``finish`` completes the edit and returns what is wrong with the result,
@@ -446,81 +411,81 @@ def _apply(tree: Path, cocci: Path, finish, what: str) -> list[str]:
     """
     paths = _core_paths(tree)
     for path in paths:
-        _unshare(path)
+        unshare(path)
     before = _snapshot(paths)
     try:
-        run_spatch(cocci, paths, virtual="patch", in_place=True)
-        problem = finish(tree)
+        run_spatch(spatch, cocci, paths, virtual="patch", in_place=True)
+        problem = finish(tree, spatch)
         if problem:
-            raise CoreApiStateError(f"{what}: {problem}")
+            raise CoreApiError(f"{what}: {problem}")
     except BaseException:
         _restore(before)
         raise
     return _touched(tree, before)
 
 
-def _finish_counting_api(tree: Path) -> str | None:
-    _fix_kerneldoc(tree)
-    symbols = api_state(tree)
-    if not _has_counting_api(symbols):
+def _finish_counting_api(tree: Path, spatch: Path) -> str | None:
+    _fix_kerneldoc(tree, spatch)
+    symbols = api_state(tree, spatch)
+    if not has_counting_api(symbols):
         return "the new names are not all defined, declared and exported"
     if not _has_wrappers(symbols):
         return "the old names are not all thin wrappers with exports"
-    stale = stale_kerneldoc(tree)
+    stale = stale_kerneldoc(tree, spatch)
     if stale:
         return f"kerneldoc still names other functions: {stale}"
     return None
 
 
-def apply_counting_api(tree: Path) -> list[str]:
+def apply_counting_api(tree: Path, spatch: Path) -> list[str]:
     """Apply patch 1 to a scratch tree in place; return the touched paths.
 
     Raises AlreadyApplied on a tree that already has down_sem(), and
-    CoreApiStateError on a tree whose core files are in any other state
+    CoreApiError on a tree whose core files are in any other state
     than 6.1's.  On any failure the two files are restored.
     """
     tree = tree.resolve()
-    symbols = api_state(tree)
+    symbols = api_state(tree, spatch)
     if "down_sem" in {s.name for s in symbols}:
         raise AlreadyApplied(
             "the tree already has the counting API down_sem(): "
             + _describe(symbols, set(NEW_NAMES.values())))
     if not _is_pristine(symbols):
-        raise CoreApiStateError(
+        raise CoreApiError(
             "kernel/locking/semaphore.c and include/linux/semaphore.h do not "
             "define, declare and export down() ... up() as 6.1 does: "
             + _describe(symbols, set(OLD_NAMES)))
-    return _apply(tree, COUNTING_API_COCCI, _finish_counting_api,
+    return _apply(tree, spatch, COUNTING_API_COCCI, _finish_counting_api,
                   "counting API patch")
 
 
-def _finish_flag_day(tree: Path) -> str | None:
-    symbols = api_state(tree)
+def _finish_flag_day(tree: Path, spatch: Path) -> str | None:
+    symbols = api_state(tree, spatch)
     if not _has_no_old_names(symbols):
         return "old names are left: " + _describe(symbols, set(OLD_NAMES))
-    if not _has_counting_api(symbols):
+    if not has_counting_api(symbols):
         return "the new names are not all defined, declared and exported"
     return None
 
 
-def apply_flag_day(tree: Path) -> list[str]:
+def apply_flag_day(tree: Path, spatch: Path) -> list[str]:
     """Apply the flag day to a scratch tree in place; return touched paths.
 
     Needs patch 1 in the tree (the old names must be wrappers).  Raises
     AlreadyApplied when the old names are already gone.
     """
     tree = tree.resolve()
-    symbols = api_state(tree)
-    if _has_counting_api(symbols) and _has_no_old_names(symbols):
+    symbols = api_state(tree, spatch)
+    if has_counting_api(symbols) and _has_no_old_names(symbols):
         raise AlreadyApplied(
             "the flag day is already applied: the tree has down_sem() and "
             "no down(), down_interruptible(), ..., up() any more")
-    if not (_has_counting_api(symbols) and _has_wrappers(symbols)):
-        raise CoreApiStateError(
+    if not (has_counting_api(symbols) and _has_wrappers(symbols)):
+        raise CoreApiError(
             "the flag day needs the counting API patch first (old names as "
             "wrappers of down_sem() ...): "
             + _describe(symbols, set(OLD_NAMES) | set(NEW_NAMES.values())))
-    return _apply(tree, FLAG_DAY_COCCI, _finish_flag_day, "flag day")
+    return _apply(tree, spatch, FLAG_DAY_COCCI, _finish_flag_day, "flag day")
 
 
 # --------------------------------------------------------------------------
@@ -535,16 +500,10 @@ def _candidate_files(tree: Path) -> list[Path]:
     """
     pattern = ("(^|[^A-Za-z0-9_])(" + "|".join(OLD_NAMES)
                + r")[[:space:]]*\(")
-    done = subprocess.run(
-        ["grep", "-rlE", "--include=*.c", "--include=*.h", pattern, "."],
-        cwd=tree, capture_output=True, text=True, check=False)
-    if done.returncode not in (0, 1):
-        raise RuntimeError(f"grep failed in {tree}: {done.stderr.strip()}")
-    return sorted(tree / line[2:] if line.startswith("./") else tree / line
-                  for line in done.stdout.splitlines() if line)
+    return sorted(tree / rel for rel in files_matching(tree, pattern, False, 2))
 
 
-def find_old_api_callers(tree: Path, files: list[str] | None = None
+def find_old_api_callers(tree: Path, spatch: Path, files: list[str] | None = None
                          ) -> list[OldApiCaller]:
     """Calls of down() ... up() left in ``files`` (default: the whole tree).
 
@@ -562,7 +521,7 @@ def find_old_api_callers(tree: Path, files: list[str] | None = None
         missing = [str(p) for p in paths if not p.is_file()]
         if missing:
             raise FileNotFoundError(f"not in {tree}: {missing}")
-    stdout = run_spatch(OLD_API_CALLERS_COCCI, paths, virtual="report",
+    stdout = run_spatch(spatch, OLD_API_CALLERS_COCCI, paths, virtual="report",
                      file_groups=True)
     callers = {
         OldApiCaller(file=_relative(tree, r["file"]), line=r["line"],

@@ -3,7 +3,6 @@ maintainers who judge it (scope.md, scope.json, 0000-cover-letter.patch)."""
 from __future__ import annotations
 
 import re
-import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,29 +12,13 @@ from sem2mutex.model import Instance, SemClass
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.progress import Progress
 from sem2mutex.series.rewrite import MUTEX
-from sem2mutex.tools.spatch import SpatchError, SpatchRunner
+from sem2mutex.tools.api import COUNTING_NAMES, MUTEX_SPELLING
+from sem2mutex.tools.grep import files_with_words
+from sem2mutex.tools.spatch import SpatchRunner
 
 EXPORTS_RULE = COCCI_DIR / "check" / "exports.cocci"
-OLD_TO_NEW = (
-    ("down()", "mutex_lock()", "down_sem()"),
-    ("down_interruptible()", "mutex_lock_interruptible()", "down_sem_interruptible()"),
-    ("down_killable()", "mutex_lock_killable()", "down_sem_killable()"),
-    ("down_trylock()", "!mutex_trylock() (inverted!)", "down_sem_trylock()"),
-    ("down_timeout()", "(no mutex equivalent)", "down_sem_timeout()"),
-    ("up()", "mutex_unlock()", "up_sem()"),
-)
-
-
-def files_with_words(root: Path, files: list[str], words: list[str]) -> list[str]:
-    """FILES whose text has one of WORDS: a prefilter, as spatch's own
-    (--use-idutils), so that the rule only parses files it can match."""
-    if not files:
-        return []
-    done = subprocess.run(["grep", "-l", "-w", *[a for w in words for a in ("-e", w)],
-                           "--", *files], cwd=root, capture_output=True, text=True)
-    if done.returncode > 1:
-        raise SpatchError(f"grep failed: {done.stderr.strip()[:200]}")
-    return sorted(set(done.stdout.split()))
+OLD_TO_NEW = tuple((f"{old}()", MUTEX_SPELLING[old], f"{new}()")
+                   for old, new in COUNTING_NAMES.items())
 
 
 def exported_symbols(spatch: Path, root: Path, files: list[str]) -> set[str]:

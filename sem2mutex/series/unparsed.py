@@ -11,8 +11,6 @@ replaces; verification (`--verify`) reports whatever is left.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,12 +18,11 @@ from pathlib import Path
 
 from sem2mutex.audit.facts import FACTS_DIR
 from sem2mutex.progress import Progress
+from sem2mutex.tools.api import COUNTING_NAMES
 from sem2mutex.tools.spatch import ParseError, SpatchRunner
+from sem2mutex.tools.fs import replace_file
 from sem2mutex.tools.lexer import Token, lex
 
-COUNTING_NAMES = {"down": "down_sem", "down_interruptible": "down_sem_interruptible",
-                  "down_killable": "down_sem_killable", "down_trylock": "down_sem_trylock",
-                  "down_timeout": "down_sem_timeout", "up": "up_sem"}
 PARSE_CHECK_RULES = [FACTS_DIR / "calls.cocci"]
 
 
@@ -94,12 +91,3 @@ def rename_calls(tree: Path, calls: list[UnparsedCall]) -> tuple[list[str], list
             replace_file(path, bytes(data))
             changed.append(rel)
     return changed, problems
-
-
-def replace_file(path: Path, data: bytes) -> None:
-    """Write a new inode: the file may be a hard link into the pristine tree."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
-    os.chmod(tmp, path.stat().st_mode & 0o777)
-    os.replace(tmp, path)

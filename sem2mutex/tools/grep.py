@@ -1,4 +1,9 @@
-"""grep -r over a whole tree, one grep per top-level entry, in parallel.
+"""grep, the one place it is started from (git grep goes through tools/git).
+
+Every grep in sem2mutex is a prefilter: it picks the files worth giving
+to spatch or to the compiler, never decides anything about C.
+
+grep -r over a whole tree runs one grep per top-level entry, in parallel.
 
 The prefilters that keep spatch to the files that can match (intake's
 candidate files, the callers of a wrapper or of a pointer-taking function)
@@ -12,13 +17,13 @@ from __future__ import annotations
 import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from collections import defaultdict
 from pathlib import Path
 
+from sem2mutex.errors import GrepError
+from sem2mutex.tools.git import git
+
 SOURCE_GLOBS = ("--include=*.c", "--include=*.h")
-
-
-class GrepError(RuntimeError):
-    pass
 
 
 def top_level_entries(tree: Path) -> list[str]:
@@ -53,3 +58,42 @@ def grep_sources(tree: Path, options: list[str], jobs: int,
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return [line for lines in pool.map(one, [e for e in top_level_entries(tree)
                                                         if e not in skip]) for line in lines]
+
+
+def files_matching(tree: Path, pattern: str, use_git: bool, jobs: int,
+                   skip: tuple[str, ...] = ()) -> set[str]:
+    """Tree-relative .c/.h files whose text matches the ERE PATTERN.
+
+    A git checkout is searched with git grep, its untracked and ignored
+    files included: they are part of the tree too.
+    """
+    if use_git:
+        done = git(tree, "grep", "-l", "-I", "-E", "--untracked", "--no-exclude-standard",
+                   "-e", pattern, "--", "*.c", "*.h", check=False)
+        if done.returncode in (0, 1):
+            return {f for f in done.stdout.split() if not f.startswith(tuple(s + "/" for s in skip))}
+    return set(grep_sources(tree, ["-l", "-E", "-e", pattern], jobs, skip=skip))
+
+
+def files_mentioning(tree: Path, names: set[str], jobs: int,
+                     skip: tuple[str, ...] = ()) -> dict[str, set[str]]:
+    """name -> files whose text has NAME as a word."""
+    if not names:
+        return {}
+    found: dict[str, set[str]] = defaultdict(set)
+    for line in grep_sources(tree, ["-o", "-w", *[a for n in sorted(names) for a in ("-e", n)]],
+                             jobs, skip=skip):
+        path, _, word = line.rpartition(":")
+        found[word].add(path)
+    return found
+
+
+def files_with_words(root: Path, files: list[str], words: list[str]) -> list[str]:
+    """Those of FILES whose text has one of WORDS."""
+    if not files:
+        return []
+    done = subprocess.run(["grep", "-l", "-w", *[a for w in words for a in ("-e", w)],
+                           "--", *files], cwd=root, capture_output=True, text=True)
+    if done.returncode > 1:
+        raise GrepError(f"grep failed in {root}: {done.stderr.strip()[:200]}")
+    return sorted(set(done.stdout.split()))

@@ -10,10 +10,11 @@ reads spatch's token dump.
 from __future__ import annotations
 
 import re
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from sem2mutex.tools.spatch import token_dump
 
 # Identifiers print as   Tag13 (("name", ((("name", charpos, line, col, "file"))...
 # punctuation as         Tag17 (((("(", charpos, line, col, "file"))...
@@ -34,11 +35,10 @@ class Token:
 
 def lex(spatch: Path, tree: Path, rel: str) -> list[Token]:
     """The identifier and punctuation tokens of REL, in file order."""
-    done = subprocess.run([str(spatch), "--tokens-c", rel], cwd=tree,
-                          capture_output=True, text=True, errors="replace")
+    dump = token_dump(spatch, tree, rel)
     found = [Token(m["identifier"] or m["punctuation"], int(m["pos"]), int(m["line"]),
                    int(m["col"]), m["identifier"] is not None)
-             for m in TOKEN.finditer(done.stderr)]
+             for m in TOKEN.finditer(dump)]
     return sorted(found, key=lambda t: t.offset)
 
 

@@ -15,13 +15,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from sem2mutex.errors import DiffError
+
 # One line per changed block: the old file's lines (e, l] became the new
 # file's lines (E, L]; e == l for an insertion, E == L for a deletion.
 GROUP_FORMAT = "%de %dl %dE %dL\n"
-
-
-class DiffError(RuntimeError):
-    pass
 
 
 @dataclass(frozen=True)

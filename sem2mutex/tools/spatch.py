@@ -1,4 +1,8 @@
-"""Run semantic patches over many files in parallel and collect their output.
+"""spatch, the one place it is started from.
+
+launch() is the only function of sem2mutex that starts spatch; everything
+else (the fact passes, the rewrite, the core patches, the lexer, the
+old-API check) goes through it, with the spatch that find_spatch() found.
 
 The fact rules in cocci/ print one JSON object per line.  Several rule
 files are concatenated into one SmPL program so each C file is parsed once
@@ -11,16 +15,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sem2mutex.audit.intake import NON_KERNEL_TOP_DIRS, is_kernel_source
+from sem2mutex.errors import MissingTool, SpatchError
 from sem2mutex.progress import Progress
-from sem2mutex.tools.grep import grep_sources
 
 # Not --quiet: the "HANDLING: file" lines tell which file a parse error
 # belongs to (the error itself may point into spatch's standard.h).
@@ -36,8 +39,37 @@ PARSE_ERROR = re.compile(
 TIMEOUT = re.compile(r"timeout", re.I)
 
 
-class SpatchError(Exception):
-    """spatch itself failed (bad SmPL, python error), not a C parse error."""
+# Rewrite and check runs: one file per group, from a neutral directory.
+RULE_FLAGS = ["--no-includes", "--no-scanner", "--include-headers", "--quiet",
+              "--verbose-parsing"]
+RULE_TIMEOUT_SECONDS = 120
+
+
+def find_spatch() -> Path:
+    found = shutil.which("spatch")
+    if not found:
+        raise MissingTool("spatch not found on PATH: install Coccinelle "
+                          "(apt-get install coccinelle)")
+    return Path(found)
+
+
+def launch(spatch: Path, args: list[str], cwd: Path,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Start spatch with ARGS in CWD and wait for it (output captured)."""
+    return subprocess.run([str(spatch), *args], cwd=cwd, capture_output=True, text=True,
+                          errors="replace", env=dict(os.environ, **(env or {})),
+                          stdin=subprocess.DEVNULL, check=False)
+
+
+def version(spatch: Path) -> str:
+    """spatch's first --version line: part of every cache key."""
+    lines = launch(spatch, ["--version"], Path("/")).stdout.splitlines()
+    return lines[0] if lines else ""
+
+
+def token_dump(spatch: Path, tree: Path, rel: str) -> str:
+    """Coccinelle's lexer output for one file (spatch --tokens-c), on stderr."""
+    return launch(spatch, ["--tokens-c", rel], tree).stderr
 
 
 @dataclass(frozen=True)
@@ -159,10 +191,9 @@ class SpatchRunner:
                    env: dict[str, str] | None) -> tuple[list[dict], dict[str, list[ParseError]]]:
         groups = tmp / f"groups-{index}.txt"
         groups.write_text("".join(f"{name}\n\n" for name in chunk))
-        cmd = [str(self.spatch), *SPATCH_FLAGS, "--timeout", str(self.timeout_per_file),
-               "--sp-file", str(program), "--file-groups", str(groups)]
-        run_env = dict(os.environ, **(env or {}))
-        done = subprocess.run(cmd, cwd=self.tree, capture_output=True, text=True, env=run_env)
+        done = launch(self.spatch, [*SPATCH_FLAGS, "--timeout", str(self.timeout_per_file),
+                                    "--sp-file", str(program), "--file-groups", str(groups)],
+                      self.tree, env)
         if done.returncode != 0:
             tail = "\n".join(done.stderr.strip().splitlines()[-5:])
             raise SpatchError(f"spatch failed on {program.name} (exit {done.returncode}): {tail}")
@@ -173,14 +204,43 @@ class SpatchRunner:
         return records, parse_errors(done.stderr)
 
 
-def files_mentioning(tree: Path, names: set[str], jobs: int) -> dict[str, set[str]]:
-    """name -> files whose text has NAME as a word (a prefilter for spatch)."""
-    if not names:
-        return {}
-    found: dict[str, set[str]] = defaultdict(set)
-    for line in grep_sources(tree, ["-o", "-w", *[a for n in sorted(names) for a in ("-e", n)]],
-                             jobs, skip=NON_KERNEL_TOP_DIRS):
-        path, _, word = line.rpartition(":")
-        if is_kernel_source(path):
-            found[word].add(path)
-    return found
+@dataclass
+class SpatchRun:
+    records: list[dict]
+    parse_errors: dict[str, list[ParseError]]  # file as given -> skipped regions
+    stdout: str = ""
+
+
+def run_rules(spatch: Path, cocci: list[Path], virtuals: list[str], files: list[Path],
+              jobs: int, env: dict[str, str] | None = None, in_place: bool = False,
+              flags: list[str] | None = None) -> SpatchRun:
+    """Run rule files as one program on explicit files, one file per group,
+    from a neutral cwd.
+
+    A neutral directory keeps a kernel tree's .cocciconfig (--use-gitgrep)
+    out, --no-scanner stops spatch choosing files itself, and one group per
+    file keeps one file's trouble out of another's.
+    """
+    if not files:
+        return SpatchRun([], {})
+    with tempfile.TemporaryDirectory(prefix="sem2mutex-rules-") as neutral:
+        program = Path(neutral) / "rules.cocci"
+        program.write_text(combine_rules(cocci))
+        groups = Path(neutral) / "groups"
+        groups.write_text("".join(f"{f}\n\n" for f in files))
+        args = [*(RULE_FLAGS if flags is None else flags),
+                "--timeout", str(RULE_TIMEOUT_SECONDS),
+                "--sp-file", str(program), *[a for v in virtuals for a in ("-D", v)],
+                "--jobs", str(max(1, min(jobs, len(files)))), "--file-groups", str(groups)]
+        if in_place:
+            args.append("--in-place")
+        done = launch(spatch, args, Path(neutral), env)
+    if done.returncode != 0 or "Traceback" in done.stderr \
+            or "Error in python" in done.stderr:
+        tail = "\n".join(done.stderr.strip().splitlines()[-8:])
+        raise SpatchError(f"spatch ({', '.join(c.name for c in cocci)}, {len(files)} files) "
+                          f"exited {done.returncode}: {tail}")
+    # With --in-place spatch still prints its diff; the rules print JSON.
+    records = [json.loads(line) for line in done.stdout.splitlines()
+               if line.startswith("{")]
+    return SpatchRun(records, parse_errors(done.stderr), done.stdout)
