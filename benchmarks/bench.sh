@@ -22,7 +22,7 @@ if [ -z "$series" ]; then
 	./convert.py -q -o "$series" --identity 'Bench <bench@example.invalid>' \
 		--dir kernel --dir arch/x86 --dir drivers/acpi
 fi
-/usr/bin/python3 -m sem2mutex.proof.boot "$series" -o "$work/out" --bench --timeout 1200 -q "$@"
+./convert.py -q --from-series "$series" --bench -o "$work/out" --boot-timeout 1200 "$@"
 /usr/bin/python3 - "$work/out/bench.json" <<'PY'
 import json, sys
 b = json.load(open(sys.argv[1]))

@@ -23,14 +23,12 @@ if [ -z "$series" ]; then
 fi
 cache=${SEM2MUTEX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sem2mutex}
 name=boot-timing
-for variant in default simple-mutex; do
-	flag=
-	[ "$variant" = simple-mutex ] && flag=--simple-mutex
-	rm -rf "$cache/build/$name-$variant"
-	for run in cold warm; do
-		out=$work/$variant-$run
-		/usr/bin/python3 -m sem2mutex.proof.boot "$series" -o "$out" --name "$name" \
-			--timeout 900 -q $flag || true
+rm -rf "$cache/build/$name-default" "$cache/build/$name-simple-mutex"
+for run in cold warm; do
+	out=$work/$run
+	./convert.py -q --from-series "$series" --boot --boot-name "$name" -o "$out" \
+		--boot-timeout 900 || true
+	for variant in default simple-mutex; do
 		json=$out/boot.json
 		[ "$variant" = simple-mutex ] && json=$out/simple-mutex/boot.json
 		/usr/bin/python3 - "$json" "$variant" "$run" <<'PY'

@@ -23,12 +23,12 @@ esac
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 tree_arg=""
-[ $# -ge 2 ] && tree_arg="--tree $2"
+[ $# -ge 2 ] && tree_arg="$2"
 
 for run in first warm; do
     start=$(date +%s.%N)
     # Exit status 1 only says the series did not pass: the times still count.
-    /usr/bin/python3 -m sem2mutex.proof.verify -q -o "$out/$run" $tree_arg "$series" \
+    ./convert.py -q --from-series "$series" --verify -o "$out/$run" $tree_arg \
         >"$out/$run.summary" 2>"$out/$run.stderr" || [ $? -eq 1 ] || {
         cat "$out/$run.stderr" >&2; exit 1; }
     end=$(date +%s.%N)

@@ -18,6 +18,26 @@ CONVERT = REPO / "convert.py"
 sys.path.insert(0, str(REPO))
 
 
+# Fixtures that need a whole kernel tree, and those that build or boot a
+# kernel: a test using one is marked `tree` or `kernel`; every other test
+# is `fast` (pytest -m fast: developers run it on every change).
+TREE_FIXTURES = {"default_run", "default_audit", "default_tree", "pristine", "pristine_tree",
+                 "real_tree", "real_run", "by_id", "tree_2_6", "audit_2_6"}
+KERNEL_FIXTURES = {"good_boot", "wrong_boot", "simple_mutex_boot", "proof_boot", "bench_boot",
+                   "proof_tree", "scratch_tree", "good_result", "good_series"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        names = set(item.fixturenames)
+        if names & KERNEL_FIXTURES:
+            item.add_marker(pytest.mark.kernel)
+        elif names & TREE_FIXTURES:
+            item.add_marker(pytest.mark.tree)
+        if not any(item.get_closest_marker(m) for m in ("tree", "kernel")):
+            item.add_marker(pytest.mark.fast)
+
+
 def run_convert(*args: str, env: dict[str, str] | None = None,
                 check: bool = True) -> subprocess.CompletedProcess:
     """Run ./convert.py with this interpreter; return the finished process."""
@@ -27,6 +47,16 @@ def run_convert(*args: str, env: dict[str, str] | None = None,
         raise AssertionError(f"convert.py {' '.join(args)} exited {done.returncode}:\n"
                              f"{done.stderr}")
     return done
+
+
+def check_golden(golden: Path, text: str) -> None:
+    """TEXT must equal the golden file; SEM2MUTEX_REGEN_GOLDEN=1 rewrites it
+    (a developer's step, reviewed in the diff; tests never write it)."""
+    if os.environ.get("SEM2MUTEX_REGEN_GOLDEN") == "1":
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text)
+    assert golden.is_file(), f"missing golden file {golden}; run with SEM2MUTEX_REGEN_GOLDEN=1"
+    assert text == golden.read_text(), f"output differs from {golden}"
 
 
 def load_json(path: Path) -> dict:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import check_golden
 from sem2mutex.audit.intake import ensure_default_tree
 from sem2mutex.proof.workspace import hardlinked_scratch
 from sem2mutex.series import core_api
@@ -40,7 +41,6 @@ FIXTURES = Path(__file__).resolve().parent / "core_api"
 FIXTURE_TREE = FIXTURES / "tree"
 COCCI_FIXTURES = FIXTURES / "cocci"
 GOLDEN = FIXTURES / "golden"
-REGENERATE = os.environ.get("SEM2MUTEX_REGEN_GOLDEN") == "1"
 
 SCRATCH_NAME = "core-api"
 BUILD_NAME = "core-api"
@@ -58,13 +58,6 @@ def unified_diff(before_root: Path, after_root: Path, paths) -> str:
     return "".join(chunks)
 
 
-def check_golden(name: str, actual: str) -> None:
-    path = GOLDEN / name
-    if REGENERATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual)
-    assert path.is_file(), f"missing golden file {path}; run with SEM2MUTEX_REGEN_GOLDEN=1"
-    assert actual == path.read_text(), f"output differs from {path}"
 
 
 def fixture_tree_copy(tmp_path: Path) -> Path:
@@ -142,7 +135,7 @@ def test_counting_api_cocci_golden(tmp_path):
     tree = fixture_tree_copy(tmp_path)
     core_api.run_spatch(SPATCH, core_api.COUNTING_API_COCCI,
                         [tree / p for p in CORE_FILES], virtual="patch", in_place=True)
-    check_golden("counting_api.cocci.diff", unified_diff(FIXTURE_TREE, tree, CORE_FILES))
+    check_golden(GOLDEN / "counting_api.cocci.diff", unified_diff(FIXTURE_TREE, tree, CORE_FILES))
 
 
 def test_kerneldoc_report_finds_the_stale_comments(tmp_path):
@@ -160,7 +153,7 @@ def test_apply_counting_api_golden(tmp_path):
     tree = fixture_tree_copy(tmp_path)
     touched = core_api.apply_counting_api(tree, SPATCH)
     assert touched == sorted(CORE_FILES)
-    check_golden("counting_api.applied.diff", unified_diff(FIXTURE_TREE, tree, CORE_FILES))
+    check_golden(GOLDEN / "counting_api.applied.diff", unified_diff(FIXTURE_TREE, tree, CORE_FILES))
     assert core_api.stale_kerneldoc(tree, SPATCH) == []
 
 
@@ -202,7 +195,7 @@ def test_flag_day_cocci_golden(tmp_path):
     shutil.copytree(tree, patched)
     core_api.run_spatch(SPATCH, core_api.FLAG_DAY_COCCI,
                         [tree / p for p in CORE_FILES], virtual="patch", in_place=True)
-    check_golden("flag_day.cocci.diff", unified_diff(patched, tree, CORE_FILES))
+    check_golden(GOLDEN / "flag_day.cocci.diff", unified_diff(patched, tree, CORE_FILES))
 
 
 def test_apply_flag_day_removes_every_old_name(tmp_path):
@@ -238,7 +231,7 @@ def test_semantic_patches_leave_unrelated_up_and_down_alone(cocci):
 def test_old_api_callers_golden():
     callers = core_api.find_old_api_callers(COCCI_FIXTURES, SPATCH, ["callers.c", "unrelated.c"])
     lines = "".join(json.dumps(c.__dict__, sort_keys=True) + "\n" for c in callers)
-    check_golden("old_api_callers.jsonl", lines)
+    check_golden(GOLDEN / "old_api_callers.jsonl", lines)
     assert not any(c.file == "unrelated.c" for c in callers)
     by_line = {c.line: c for c in callers}
     assert by_line[27] == OldApiCaller("callers.c", 27, "take_everything", "down", "semaphore")

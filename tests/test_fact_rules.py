@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,16 +29,13 @@ ENV = {
 
 
 def run_rule(rule: Path) -> list[str]:
-    groups = "".join(f"{s}\n\n" for s in SOURCES)
-    group_file = GOLDEN / ".groups.tmp"
-    group_file.write_text(groups)
-    try:
+    with tempfile.TemporaryDirectory(prefix="sem2mutex-test-") as tmp:
+        group_file = Path(tmp) / "groups"
+        group_file.write_text("".join(f"{s}\n\n" for s in SOURCES))
         done = subprocess.run(
             ["spatch", "--very-quiet", "--no-includes", "--no-scanner", "-D", "report",
              "--sp-file", str(rule), "--file-groups", str(group_file)],
             cwd=FIXTURE_TREE, capture_output=True, text=True, env=dict(os.environ, **ENV))
-    finally:
-        group_file.unlink()
     assert done.returncode == 0, done.stderr
     lines = [json.dumps(json.loads(l), sort_keys=True) for l in done.stdout.splitlines()
              if l.startswith("{")]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_TREE, REPO, default_tree_path
+from conftest import FIXTURE_TREE, REPO, check_golden, default_tree_path
 from sem2mutex.audit.pipeline import AnalysisRequest, analyse
 from sem2mutex.audit.decisions import load_verdicts
 from sem2mutex.audit.intake import open_tree
@@ -30,7 +30,6 @@ REWRITE_DIR = REPO / "tests" / "rewrite"
 OWN_TREE = REWRITE_DIR / "tree"
 OWN_VERDICTS = REWRITE_DIR / "verdicts.toml"
 GOLDEN = REWRITE_DIR / "golden"
-REGENERATE = os.environ.get("SEM2MUTEX_REGEN_GOLDEN") == "1"
 JOBS = 2
 
 
@@ -53,13 +52,6 @@ def tree_diff(before: Path, after: Path) -> str:
     return "".join(out)
 
 
-def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if REGENERATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    assert path.is_file(), f"missing golden file {path}; run with SEM2MUTEX_REGEN_GOLDEN=1"
-    assert text == path.read_text(), f"{name} differs from its golden file"
 
 
 def line_of(path: Path, needle: str) -> str:
@@ -114,8 +106,8 @@ def own_run(tmp_path_factory) -> Run:
 
 
 def test_fixture_tree_golden_diff(fixture_run):
-    check_golden("fixtures_tree.diff", tree_diff(fixture_run.pristine, fixture_run.tree))
-    check_golden("fixtures_tree.summary", fixture_run.result.summary() + "\n")
+    check_golden(GOLDEN / "fixtures_tree.diff", tree_diff(fixture_run.pristine, fixture_run.tree))
+    check_golden(GOLDEN / "fixtures_tree.summary", fixture_run.result.summary() + "\n")
 
 
 def test_fixture_tree_every_planned_position_rewritten(fixture_run):
@@ -203,8 +195,8 @@ def test_hard_linked_scratch_leaves_the_original_alone(fixture_run, tmp_path):
 
 
 def test_own_tree_golden_diff(own_run):
-    check_golden("own_tree.diff", tree_diff(own_run.pristine, own_run.tree))
-    check_golden("own_tree.summary", own_run.result.summary() + "\n")
+    check_golden(GOLDEN / "own_tree.diff", tree_diff(own_run.pristine, own_run.tree))
+    check_golden(GOLDEN / "own_tree.summary", own_run.result.summary() + "\n")
 
 
 def test_own_tree_every_kept_position_rewritten(own_run):

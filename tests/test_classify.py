@@ -1,0 +1,193 @@
+"""The classifier on hand-built instances: every class and every obstacle,
+without spatch.  A wrong `mutex` ships a bug, so most cases here are ways
+a count-one semaphore must NOT become a mutex."""
+from __future__ import annotations
+
+import pytest
+
+from sem2mutex.audit.classify import Classifier
+from sem2mutex.audit.contexts import ContextEvidence, ContextMap
+from sem2mutex.model import (Escape, Init, Instance, Location, Position, Reason, SemClass, Site,
+                             Target)
+
+F = "drivers/x/x.c"
+
+
+def loc(line: int, file: str = F) -> Location:
+    return Location(file, line)
+
+
+def init(count: int | None = 1, text: str | None = None, line: int = 10) -> Init:
+    return Init(loc(line), "sema_init", count, text or str(count))
+
+
+def site(op: str, function: str = "f", line: int = 20, paired: bool = True,
+         macro: str | None = None, via_wrapper: str | None = None) -> Site:
+    return Site(loc(line), function, op, paired, macro, via_wrapper)
+
+
+def instance(inits=(), sites=(), kind="field", **kw) -> Instance:
+    return Instance(id=f"{kind}:x", kind=kind, name="sem", struct="struct x", file=F,
+                    inits=list(inits), sites=list(sites), **kw)
+
+
+def locked_in_f() -> list[Site]:
+    return [site("down", line=20), site("up", line=22)]
+
+
+def classify(inst: Instance, contexts: ContextMap | None = None) -> tuple[SemClass, list[str]]:
+    Classifier(contexts or ContextMap()).classify(inst)
+    return inst.sem_class, [r.code for r in inst.reasons]
+
+
+def in_context(context: str, function: str = "f", path: tuple[str, ...] = ("f",)) -> ContextMap:
+    cmap = ContextMap()
+    cmap.by_function[(F, function)].append(ContextEvidence(context, path[0], loc(5), path))
+    return cmap
+
+
+# ------------------------------------------------------------------ classes
+
+
+def test_binary_paired_in_process_context_is_a_mutex():
+    cls, codes = classify(instance([init(1)], locked_in_f()))
+    assert cls is SemClass.MUTEX
+    assert codes == ["count-one", "paired-release", "process-context"]
+
+
+def test_pairing_through_wrappers_is_evidence():
+    sites = [site("lock-wrapper", "g", 30, via_wrapper="x_lock"),
+             site("unlock-wrapper", "g", 32, via_wrapper="x_unlock"),
+             site("down", "x_lock", 40), site("up", "x_unlock", 44, via_wrapper="released")]
+    cls, codes = classify(instance([init(1)], sites))
+    assert cls is SemClass.MUTEX
+    assert "paired-through-wrappers" in codes
+
+
+@pytest.mark.parametrize("inits, expected, code", [
+    ([init(4)], SemClass.COUNTING, "count-many"),
+    ([init(None, "n")], SemClass.COUNTING, "count-not-literal"),
+    ([init(0)], SemClass.SIGNAL, "count-zero"),
+    ([init(0), init(1, line=11)], SemClass.AMBIGUOUS, "mixed-counts"),
+    ([], SemClass.AMBIGUOUS, "no-init"),
+])
+def test_the_count_decides_first(inits, expected, code):
+    cls, codes = classify(instance(inits, locked_in_f()))
+    assert cls is expected and codes[0] == code
+
+
+def test_signal_counts_waits_and_posts():
+    inst = instance([init(0)], [site("down", "waiter"), site("up", "poster", paired=False)])
+    classify(inst)
+    assert "1 wait(s), 1 post(s)" in inst.reasons[0].detail
+
+
+@pytest.mark.parametrize("kind, code", [("pointer", "via-pointer"),
+                                        ("unresolved", "unresolved-target")])
+def test_what_the_tool_cannot_tie_to_one_semaphore_is_ambiguous(kind, code):
+    cls, codes = classify(instance([init(1)], locked_in_f(), kind=kind))
+    assert (cls, codes) == (SemClass.AMBIGUOUS, [code])
+
+
+# ------------------------------------------- count one, but not a mutex
+
+
+@pytest.mark.parametrize("sites, code", [
+    ([], "no-lock-sites"),
+    ([site("down")], "never-released"),
+    ([site("down_timeout"), site("up", line=22)], "down-timeout"),
+    ([site("down", macro="LOCK"), site("up", macro="LOCK", line=22)], "macro-use"),
+    ([site("down"), site("up", "other", 30, paired=False)], "unpaired-up"),
+])
+def test_count_one_obstacles(sites, code):
+    cls, codes = classify(instance([init(1)], sites))
+    assert cls is SemClass.AMBIGUOUS
+    assert code in codes
+
+
+@pytest.mark.parametrize("context, code", [("hardirq", "irq-context"),
+                                           ("timer", "timer-context"),
+                                           ("tasklet", "tasklet-context"),
+                                           ("softirq", "softirq-context")])
+def test_atomic_context_of_any_site_blocks_the_mutex(context, code):
+    cls, codes = classify(instance([init(1)], locked_in_f()), in_context(context))
+    assert cls is SemClass.AMBIGUOUS and code in codes
+
+
+def test_atomic_context_reached_through_a_call_chain_blocks_the_mutex():
+    contexts = in_context("timer", "f", ("timer_fn", "helper", "f"))
+    cls, codes = classify(instance([init(1)], locked_in_f()), contexts)
+    assert cls is SemClass.AMBIGUOUS and "timer-context" in codes
+
+
+@pytest.mark.parametrize("context, code", [("work", "work-item-release"),
+                                           ("kthread", "kthread-release"),
+                                           ("irq_thread", "irq-thread-release")])
+def test_release_by_another_task(context, code):
+    sites = [site("down", "submit"), site("up", "worker", 30, paired=False)]
+    cls, codes = classify(instance([init(1)], sites), in_context(context, "worker",
+                                                                 ("worker",)))
+    assert cls is SemClass.AMBIGUOUS and code in codes
+
+
+def test_taken_and_released_in_different_callbacks():
+    contexts = ContextMap()
+    contexts.by_function[(F, "open")].append(
+        ContextEvidence("ops (struct file_operations.open)", "open", loc(5), ("open",)))
+    contexts.by_function[(F, "release")].append(
+        ContextEvidence("ops (struct file_operations.release)", "release", loc(6),
+                        ("release",)))
+    sites = [site("down", "open"), site("up", "release", 30, paired=False)]
+    cls, codes = classify(instance([init(1)], sites), contexts)
+    assert cls is SemClass.AMBIGUOUS and "cross-callback" in codes
+
+
+def test_trylock_reachable_from_unseen_callers():
+    contexts = ContextMap()
+    contexts.entry_points.add((F, "poll"))
+    sites = [site("down_trylock", "poll"), site("up", "poll", 22)]
+    cls, codes = classify(instance([init(1)], sites), contexts)
+    assert cls is SemClass.AMBIGUOUS and codes == ["trylock-context-unknown"]
+
+
+def test_trylock_next_to_a_sleeping_down_is_process_context():
+    contexts = ContextMap()
+    contexts.entry_points.add((F, "f"))
+    sites = [site("down", "f"), site("up", "f", 21), site("down_trylock", "f", 24),
+             site("up", "f", 26)]
+    cls, _ = classify(instance([init(1)], sites), contexts)
+    assert cls is SemClass.MUTEX
+
+
+def test_escaping_address_blocks_the_mutex():
+    esc = Escape(Position(F, 50, 1, "f"), "call", "stash", Target("field", field="sem"))
+    cls, codes = classify(instance([init(1)], locked_in_f(), escapes=[esc]))
+    assert cls is SemClass.AMBIGUOUS
+    assert codes == ["address-escapes"]
+
+
+# --------------------------------------------------------------- notes
+
+
+def test_notes_that_say_the_tool_could_not_see_block_the_mutex():
+    note = Reason("parse-failure", "spatch skipped code that mentions `sem`", (loc(1),))
+    cls, codes = classify(instance([init(1)], locked_in_f(), notes=[note]))
+    assert (cls, codes) == (SemClass.AMBIGUOUS, ["parse-failure"])
+
+
+def test_a_parse_failure_makes_counting_ambiguous_too():
+    note = Reason("parse-failure", "spatch skipped code that mentions `sem`", (loc(1),))
+    cls, codes = classify(instance([init(4)], locked_in_f(), notes=[note]))
+    assert (cls, codes) == (SemClass.AMBIGUOUS, ["count-many", "parse-failure"])
+
+
+def test_field_name_resolution_is_only_a_note():
+    note = Reason("resolved-by-field-name", "nearest field", (loc(1),))
+    cls, _ = classify(instance([init(1)], locked_in_f(), notes=[note]))
+    assert cls is SemClass.MUTEX
+
+
+def test_possible_unresolved_use_blocks_the_mutex():
+    note = Reason("possible-unresolved-use", "`p->sem` may name this", (loc(1),))
+    cls, codes = classify(instance([init(1)], locked_in_f(), notes=[note]))
+    assert (cls, codes) == (SemClass.AMBIGUOUS, ["possible-unresolved-use"])
