@@ -217,7 +217,9 @@ def test_default_series_has_every_part(default_run):
 def test_default_series_applies_and_leaves_no_old_api_user(default_run, default_6_1, tmp_path):
     from sem2mutex.progress import Progress
     from sem2mutex.proof.verify import VerifyRequest, verify_series
+    from sem2mutex.tools.spatch import find_spatch
     result = verify_series(VerifyRequest(tree=default_6_1, series_dir=default_run,
+                                         spatch=find_spatch(),
                                          out_dir=tmp_path, files=[]), Progress(quiet=True))
     assert result.applied, result.apply_error
     assert result.old_api_left == []

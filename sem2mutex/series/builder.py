@@ -113,7 +113,9 @@ def series_problem(tree: KernelTree) -> str | None:
         return (f"the core patches edit {', '.join(missing[:3])}"
                 f"{' ...' if len(missing) > 3 else ''}, which {tree.path} lacks; "
                 "use --analyze-only for the audit")
-    anchor = simple_mutex.missing_anchor(tree.path)
+    # A tree that carries patch 2 already has no anchors left to find.
+    carried = all((tree.path / rel).is_file() for rel in simple_mutex.new_files())
+    anchor = None if carried else simple_mutex.missing_anchor(tree.path)
     if anchor:
         return f"{anchor}; use --analyze-only for the audit"
     return None
