@@ -33,6 +33,11 @@ class CacheLayout:
         """A scratch copy of a tree (series applied, test code added)."""
         return self.root / "scratch" / name
 
+    @property
+    def results(self) -> Path:
+        """Per-input results kept between runs (tools/cache.py)."""
+        return self.root / "results"
+
     def build(self, name: str) -> Path:
         """A kernel build directory (make O=...), reused across runs."""
         return self.root / "build" / name

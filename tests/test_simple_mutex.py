@@ -40,15 +40,15 @@ from sem2mutex.tools.spatch import find_spatch
 
 SIMPLE_MUTEX_CONFIG = QEMU_DIR / "simple-mutex.config"
 BENCH_CONFIG = QEMU_DIR / "kunit" / "mutex_bench" / "bench.config"
-KUNIT_SIMPLE = QEMU_DIR / "kunit" / "mutex_simple"
 KUNIT_BENCH = QEMU_DIR / "kunit" / "mutex_bench"
-OUR_KERNEL_C = sorted([*(REPO_ROOT / "core" / "simple-mutex").rglob("*.[ch]"),
-                       *KUNIT_SIMPLE.glob("*.c"), *KUNIT_BENCH.glob("*.c")])
+OUR_KERNEL_C = sorted([*(REPO_ROOT / "core" / "simple-mutex" / "tree").rglob("*.[ch]"),
+                       *KUNIT_BENCH.glob("*.c")])
 
 EXPECTED_TOUCHED = {
     "include/linux/mutex-simple.h",
     "include/linux/simple_mutex.h",
     "kernel/locking/simple_mutex.c",
+    "kernel/locking/simple_mutex_kunit.c",
     "include/linux/mutex.h",
     "include/linux/ww_mutex.h",
     "kernel/Kconfig.preempt",
@@ -179,7 +179,7 @@ def test_apply_touches_exactly_the_expected_files(applied, pristine):
     tree, touched = applied
     assert set(touched) == EXPECTED_TOUCHED
     for rel in new_files():
-        assert (tree / rel).read_bytes() == (REPO_ROOT / "core/simple-mutex" / rel).read_bytes()
+        assert (tree / rel).read_bytes() == (REPO_ROOT / "core/simple-mutex/tree" / rel).read_bytes()
         assert not (pristine / rel).exists()
     # The pristine tree was not written through the hard links.
     assert "CONFIG_MUTEX_SIMPLE" not in (pristine / "include/linux/mutex.h").read_text()
@@ -212,7 +212,8 @@ def test_kconfig_parses_and_offers_the_options(applied, tmp_path):
     tree, _ = applied
     fragment = tmp_path / "frag.config"
     fragment.write_text("CONFIG_MUTEX_SIMPLE=y\nCONFIG_DEBUG_KERNEL=y\n"
-                        "CONFIG_DEBUG_MUTEX_OWNER=y\nCONFIG_PROVE_LOCKING=y\n")
+                        "CONFIG_DEBUG_MUTEX_OWNER=y\nCONFIG_PROVE_LOCKING=y\n"
+                        "CONFIG_KUNIT=y\nCONFIG_SIMPLE_MUTEX_KUNIT_TEST=y\n")
     build = tmp_path / "build"
     build.mkdir()
     subprocess.run(["sh", "scripts/kconfig/merge_config.sh", "-n", "-O", str(build),
@@ -220,7 +221,7 @@ def test_kconfig_parses_and_offers_the_options(applied, tmp_path):
     config = (build / ".config").read_text().splitlines()
     for wanted in ("CONFIG_MUTEX_SIMPLE=y", "CONFIG_SIMPLE_MUTEX=y", "CONFIG_WW_MUTEX_RT=y",
                    "CONFIG_RT_MUTEXES=y", "CONFIG_DEBUG_MUTEX_OWNER=y",
-                   "CONFIG_PROVE_LOCKING=y"):
+                   "CONFIG_PROVE_LOCKING=y", "CONFIG_SIMPLE_MUTEX_KUNIT_TEST=y"):
         assert wanted in config
     # The generic mutex's debugging is no longer forced on by lockdep.
     assert not any(line.startswith("CONFIG_DEBUG_MUTEXES=") for line in config)
@@ -330,8 +331,9 @@ def proof_boot(proof_tree, tmp_path_factory):
     out = tmp_path_factory.mktemp("simple-mutex-boot")
     return build_and_boot(BootRequest(
         tree=proof_tree, out_dir=out, build_dir=cache_layout().build("simple-mutex"),
-        fragments=[SIMPLE_MUTEX_CONFIG], kunit_dirs=[KUNIT_SIMPLE],
-        watch_files=["kernel/locking/simple_mutex.c", "kernel/locking/ww_rt_mutex.c"],
+        fragments=[SIMPLE_MUTEX_CONFIG],
+        watch_files=["kernel/locking/simple_mutex.c", "kernel/locking/simple_mutex_kunit.c",
+                     "kernel/locking/ww_rt_mutex.c"],
         cpus=BOOT_CPUS, timeout_s=600))
 
 
@@ -343,6 +345,7 @@ def test_kernel_on_simple_mutex_boots_clean(proof_boot):
     assert result.init["debug_locks"] == 1  # lockdep still armed at the end
     # Every mutex in this kernel is the simple mutex, ww_mutex on rt_mutex.
     assert result.converted_files_booted == ["kernel/locking/simple_mutex.c",
+                                             "kernel/locking/simple_mutex_kunit.c",
                                              "kernel/locking/ww_rt_mutex.c"]
 
 
@@ -367,7 +370,7 @@ def bench_boot(pristine, applied, tmp_path_factory):
     out = tmp_path_factory.mktemp("simple-mutex-bench")
     result = build_and_boot(BootRequest(
         tree=bench_tree, out_dir=out, build_dir=cache_layout().build("simple-mutex-bench"),
-        fragments=[BENCH_CONFIG], kunit_dirs=[KUNIT_SIMPLE, KUNIT_BENCH],
+        fragments=[BENCH_CONFIG], kunit_dirs=[KUNIT_BENCH],
         cpus=BOOT_CPUS, timeout_s=600))
     return result, out
 

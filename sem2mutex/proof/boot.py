@@ -13,7 +13,8 @@ rebuilds what changed:
   are cheap to build in (qemu/boot-converted.config), the semaphore_api
   suite (the counting API of patch 1) and the converted_fixtures suite;
 - ``simple-mutex`` (``simple_mutex=True``): the same on CONFIG_MUTEX_SIMPLE
-  (qemu/simple-mutex.config) with the mutex_simple suite, on 4 CPUs;
+  (qemu/simple-mutex.config), on 4 CPUs, with the simple mutex's own KUnit
+  suite, which patch 2 carries (CONFIG_SIMPLE_MUTEX_KUNIT_TEST);
 - ``bench``: the mutex_bench suite on the benchmark config (generic mutex,
   no lock debugging, 4 CPUs) -> bench.json.
 
@@ -58,7 +59,6 @@ FIXTURE_TREE_DIR = "drivers/sem2mutex_fixtures"
 KUNIT_DIR = QEMU_DIR / "kunit"
 SEMAPHORE_API_SUITE = KUNIT_DIR / "semaphore_api"
 CONVERTED_FIXTURES_SUITE = KUNIT_DIR / "converted_fixtures"
-MUTEX_SIMPLE_SUITE = KUNIT_DIR / "mutex_simple"
 MUTEX_BENCH_SUITE = KUNIT_DIR / "mutex_bench"
 BOOT_FRAGMENT = QEMU_DIR / "boot-converted.config"
 SIMPLE_MUTEX_FRAGMENT = QEMU_DIR / "simple-mutex.config"
@@ -113,7 +113,7 @@ class Variant:
 DEFAULT = Variant("default", (BOOT_FRAGMENT,),
                   (SEMAPHORE_API_SUITE, CONVERTED_FIXTURES_SUITE), (), True, (), 1, "")
 SIMPLE_MUTEX = Variant("simple-mutex", (BOOT_FRAGMENT, SIMPLE_MUTEX_FRAGMENT),
-                       (SEMAPHORE_API_SUITE, CONVERTED_FIXTURES_SUITE, MUTEX_SIMPLE_SUITE),
+                       (SEMAPHORE_API_SUITE, CONVERTED_FIXTURES_SUITE),
                        (), True, (), MULTI_CPU, "simple-mutex")
 BENCH = Variant("bench", (BENCH_FRAGMENT,), (), (MUTEX_BENCH_SUITE,), False,
                 (BENCH_VERDICTS,), MULTI_CPU, "bench")

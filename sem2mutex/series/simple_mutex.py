@@ -7,19 +7,23 @@ way ``CONFIG_PREEMPT_RT`` swaps in rtmutex).
 
 How the patch is made, against whatever tree the series targets:
 
-- new files (our code) are copied from ``core/simple-mutex/``;
+- new files (our code, its KUnit suite included) are copied from
+  ``core/simple-mutex/tree/``;
 - the C change to existing code (kernel/locking/rtmutex.c) is made by
   spatch with ``cocci/core/simple_mutex_ww_rt.cocci``;
 - preprocessor conditionals (Coccinelle parses ``#if`` lines as comments
   and cannot rewrite them), Kconfig and Makefile lines are edited as exact
-  whole-line anchors that must occur a known number of times; a missing
-  anchor stops the run instead of producing a half-applied patch.
+  whole-line anchors that must occur a known number of times
+  (``core/simple-mutex/edits.toml``, the text they add in
+  ``core/simple-mutex/fragments/``); a missing anchor stops the run
+  instead of producing a half-applied patch.
 """
 from __future__ import annotations
 
 import shutil
 import tempfile
 import textwrap
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +33,9 @@ from sem2mutex.paths import COCCI_DIR, CORE_DIR
 from sem2mutex.tools.fs import replace_file
 from sem2mutex.tools.spatch import launch
 
-SIMPLE_MUTEX_FILES_DIR = CORE_DIR / "simple-mutex"
+SIMPLE_MUTEX_DIR = CORE_DIR / "simple-mutex"
+# The new files of the patch, as they go into the tree.
+SIMPLE_MUTEX_FILES_DIR = SIMPLE_MUTEX_DIR / "tree"
 WW_RT_COCCI = COCCI_DIR / "core" / "simple_mutex_ww_rt.cocci"
 # The cocci file's python rules print one line per rewritten site when run
 # with -D log_changes; every rule must fire at least once.
@@ -91,6 +97,11 @@ def simple_mutex_change() -> CoreChange:
         "CONFIG_DEBUG_MUTEX_OWNER, from the same patch, records the owner "
         "and prints a \"BUG:\" line naming both tasks when another task "
         "releases the mutex.",
+        "CONFIG_SIMPLE_MUTEX_KUNIT_TEST builds its KUnit suite: mutual "
+        "exclusion under contention, FIFO hand-over without lock stealing, "
+        "trylock, interruptible and killable sleeps, the owner check, and "
+        "the mutex and ww_mutex APIs, on struct simple_mutex and, with "
+        "MUTEX_SIMPLE, on struct mutex.",
         "Based on a patch by David Howells <dhowells@redhat.com>, December "
         "2005.",
     ])
@@ -100,143 +111,22 @@ def simple_mutex_change() -> CoreChange:
     )
 
 
-KCONFIG_PREEMPT_BLOCK = (
-    "config MUTEX_SIMPLE",
-    '\tbool "Simple exchange-based mutexes"',
-    "\tdepends on !PREEMPT_RT && !DEBUG_LOCKING_API_SELFTESTS",
-    "\tselect SIMPLE_MUTEX",
-    "\tselect RT_MUTEXES",
-    "\thelp",
-    "\t  Implement struct mutex with the simple mutex of David Howells'",
-    "\t  2005 patch instead of the generic adaptive mutex: the mutex is",
-    "\t  taken with one xchg(), contending tasks sleep in arrival order",
-    "\t  and unlock hands the mutex straight to the first of them.  There",
-    "\t  is no optimistic spinning and no lock stealing.  ww_mutex is then",
-    "\t  built on rt_mutex, as with PREEMPT_RT.",
-    "",
-    "\t  This is meant for comparing the two implementations.  If unsure,",
-    "\t  say N.",
-    "",
-    "config SIMPLE_MUTEX",
-    '\tbool "Simple exchange-based mutex type (struct simple_mutex)"',
-    "\thelp",
-    "\t  Provide struct simple_mutex, the lock behind MUTEX_SIMPLE, as a",
-    "\t  type of its own so that it can be tested and measured next to",
-    "\t  the generic mutex.  If unsure, say N.",
-    "",
-    "config WW_MUTEX_RT",
-    "\tdef_bool PREEMPT_RT || MUTEX_SIMPLE",
-    "\thelp",
-    "\t  ww_mutex is built on rt_mutex instead of the generic mutex.",
-    "",
-)
-
-KCONFIG_DEBUG_OWNER_BLOCK = (
-    "config DEBUG_MUTEX_OWNER",
-    '\tbool "Simple mutex debugging: owner tracking and checking"',
-    "\tdepends on DEBUG_KERNEL && SIMPLE_MUTEX",
-    "\thelp",
-    "\t  Remember which task holds each simple mutex (with MUTEX_SIMPLE,",
-    "\t  each struct mutex) and print a \"BUG:\" report naming both tasks",
-    "\t  when another task releases it.",
-    "",
-)
-
-
 def simple_mutex_edits() -> list[AnchoredEdit]:
-    """Every edit of an existing file that is not C code."""
-    return [
-        AnchoredEdit(
-            path="include/linux/mutex.h",
-            anchor=("#ifndef CONFIG_PREEMPT_RT",),
-            replacement=(
-                "#if defined(CONFIG_MUTEX_SIMPLE)",
-                "/*",
-                " * The simple exchange-based mutex: see <linux/mutex-simple.h>.",
-                " */",
-                "#include <linux/mutex-simple.h>",
-                "#elif !defined(CONFIG_PREEMPT_RT)",
-            ),
-            why="choose the simple mutex ahead of the generic and RT ones",
-        ),
-        AnchoredEdit(
-            path="include/linux/ww_mutex.h",
-            anchor=("   (defined(CONFIG_PREEMPT_RT) && defined(CONFIG_DEBUG_RT_MUTEXES))",),
-            replacement=("   (defined(CONFIG_WW_MUTEX_RT) && defined(CONFIG_DEBUG_RT_MUTEXES))",),
-            why="ww_mutex debugging follows rt_mutex debugging when based on it",
-        ),
-        AnchoredEdit(
-            path="include/linux/ww_mutex.h",
-            anchor=("#ifndef CONFIG_PREEMPT_RT",),
-            replacement=("#ifndef CONFIG_WW_MUTEX_RT",),
-            count=2,
-            why="ww_mutex base type and ww_mutex_destroy() follow WW_MUTEX_RT",
-        ),
-        AnchoredEdit(
-            path="kernel/locking/mutex.c",
-            anchor=("#ifndef CONFIG_PREEMPT_RT",),
-            replacement=("#if !defined(CONFIG_PREEMPT_RT) && !defined(CONFIG_MUTEX_SIMPLE)",),
-            why="leave mutex.c only its lock tracepoints and "
-                "atomic_dec_and_mutex_lock(), as PREEMPT_RT does",
-        ),
-        AnchoredEdit(
-            path="kernel/locking/mutex.c",
-            anchor=("#endif /* !CONFIG_PREEMPT_RT */",),
-            replacement=("#endif /* !CONFIG_PREEMPT_RT && !CONFIG_MUTEX_SIMPLE */",),
-            why="keep the closing comment true",
-        ),
-        AnchoredEdit(
-            path="kernel/locking/Makefile",
-            anchor=("obj-y += mutex.o semaphore.o rwsem.o percpu-rwsem.o",),
-            replacement=(
-                "obj-y += mutex.o semaphore.o rwsem.o percpu-rwsem.o",
-                "obj-$(CONFIG_SIMPLE_MUTEX) += simple_mutex.o",
-                "obj-$(CONFIG_MUTEX_SIMPLE) += ww_rt_mutex.o",
-            ),
-            why="build simple_mutex.o, and ww_mutex on rt_mutex",
-        ),
-        AnchoredEdit(
-            path="kernel/Kconfig.preempt",
-            anchor=("endchoice", "", "config PREEMPT_COUNT"),
-            replacement=("endchoice", "") + KCONFIG_PREEMPT_BLOCK
-            + ("config PREEMPT_COUNT",),
-            why="MUTEX_SIMPLE sits after the preemption model, like PREEMPT_RT",
-        ),
-        AnchoredEdit(
-            path="lib/Kconfig.debug",
-            anchor=("\tselect DEBUG_MUTEXES if !PREEMPT_RT",),
-            replacement=("\tselect DEBUG_MUTEXES if !PREEMPT_RT && !MUTEX_SIMPLE",),
-            count=4,
-            why="lock debugging must not force the generic mutex's debugging",
-        ),
-        AnchoredEdit(
-            path="lib/Kconfig.debug",
-            anchor=(
-                "config DEBUG_MUTEXES",
-                '\tbool "Mutex debugging: basic checks"',
-                "\tdepends on DEBUG_KERNEL && !PREEMPT_RT",
-            ),
-            replacement=(
-                "config DEBUG_MUTEXES",
-                '\tbool "Mutex debugging: basic checks"',
-                "\tdepends on DEBUG_KERNEL && !PREEMPT_RT",
-                "\tdepends on !MUTEX_SIMPLE",
-            ),
-            why="DEBUG_MUTEXES instruments the generic mutex only",
-        ),
-        AnchoredEdit(
-            path="lib/Kconfig.debug",
-            anchor=("\tselect DEBUG_RT_MUTEXES if PREEMPT_RT",),
-            replacement=("\tselect DEBUG_RT_MUTEXES if WW_MUTEX_RT",),
-            why="ww_mutex slowpath debugging follows the ww_mutex base",
-        ),
-        AnchoredEdit(
-            path="lib/Kconfig.debug",
-            anchor=("config DEBUG_WW_MUTEX_SLOWPATH",),
-            replacement=KCONFIG_DEBUG_OWNER_BLOCK + ("config DEBUG_WW_MUTEX_SLOWPATH",),
-            why="the seed's owner check, next to the other mutex debugging",
-        ),
-    ]
+    """Every edit of an existing file that is not C code (edits.toml)."""
+    with open(SIMPLE_MUTEX_DIR / "edits.toml", "rb") as manifest:
+        entries = tomllib.load(manifest)["edit"]
+    return [AnchoredEdit(path=e["path"], anchor=tuple(e["anchor"]),
+                         replacement=tuple(line for item in e["replacement"]
+                                           for line in expand(item)),
+                         why=e["why"], count=e.get("count", 1))
+            for e in entries]
+
+
+def expand(item: str) -> list[str]:
+    """A replacement line, or the lines of the fragment "@NAME" names."""
+    if not item.startswith("@"):
+        return [item]
+    return (SIMPLE_MUTEX_DIR / "fragments" / item[1:]).read_text().split("\n")[:-1]
 
 
 def new_files() -> list[Path]:
