@@ -21,7 +21,8 @@ sys.path.insert(0, str(REPO))
 # Fixtures that need a whole kernel tree, and those that build or boot a
 # kernel: a test using one is marked `tree` or `kernel`; every other test
 # is `fast` (pytest -m fast: developers run it on every change).
-TREE_FIXTURES = {"default_run", "default_audit", "default_tree", "pristine", "pristine_tree",
+TREE_FIXTURES = {"default_run", "default_audit", "default_tree", "default_6_1", "pristine",
+                 "pristine_tree",
                  "real_tree", "real_run", "by_id", "tree_2_6", "audit_2_6"}
 KERNEL_FIXTURES = {"good_boot", "wrong_boot", "simple_mutex_boot", "proof_boot", "bench_boot",
                    "proof_tree", "scratch_tree", "good_result", "good_series"}
