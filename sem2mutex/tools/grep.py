@@ -97,3 +97,61 @@ def files_with_words(root: Path, files: list[str], words: list[str]) -> list[str
     if done.returncode > 1:
         raise GrepError(f"grep failed in {root}: {done.stderr.strip()[:200]}")
     return sorted(set(done.stdout.split()))
+
+
+# A preprocessor line, not C: grep reads #include directives the way the
+# kernel's own scripts/headerdep.pl does.  Which file a directive names is
+# decided by audit/visibility.py.
+INCLUDE_DIRECTIVE = r'^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"][^>"]+[>"]'
+
+
+def include_directives(tree: Path, jobs: int, skip: tuple[str, ...] = ()
+                       ) -> dict[str, list[str]]:
+    """file -> the #include directives of TREE's .c and .h files, as
+    written (`#include <linux/fs.h>`), in file order."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for line in grep_sources(tree, ["-o", "-E", "-e", INCLUDE_DIRECTIVE], jobs, skip=skip):
+        path, sep, directive = line.partition(":#")
+        if sep:
+            found[path].append("#" + directive)
+        else:  # spaces before the #
+            path, _, directive = line.partition(":")
+            found[path].append(directive.strip())
+    return dict(found)
+
+
+def files_with_patterns(root: Path, files: list[str], patterns: list[str],
+                        chunk: int = 400) -> set[str]:
+    """Those of FILES whose text matches one of the EREs PATTERNS."""
+    found: set[str] = set()
+    if not files or not patterns:
+        return found
+    options = [a for p in patterns for a in ("-e", p)]
+    for start in range(0, len(files), chunk):
+        done = subprocess.run(["grep", "-l", "-E", *options, "--", *files[start:start + chunk]],
+                              cwd=root, capture_output=True, text=True, errors="replace")
+        if done.returncode > 1:
+            raise GrepError(f"grep failed in {root}: {done.stderr.strip()[:200]}")
+        found.update(done.stdout.split())
+    return found
+
+
+def word_lines(root: Path, files: list[str], words: set[str],
+               chunk: int = 400) -> dict[str, dict[str, set[int]]]:
+    """file -> word -> the lines of FILES where WORDS occur as words."""
+    found: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+    if not files or not words:
+        return {}
+    options = [a for w in sorted(words) for a in ("-e", w)]
+    for start in range(0, len(files), chunk):
+        done = subprocess.run(["grep", "-H", "-n", "-o", "-w", *options, "--",
+                               *files[start:start + chunk]],
+                              cwd=root, capture_output=True, text=True, errors="replace")
+        if done.returncode > 1:
+            raise GrepError(f"grep failed in {root}: {done.stderr.strip()[:200]}")
+        for line in done.stdout.splitlines():
+            path, _, rest = line.partition(":")
+            number, _, word = rest.partition(":")
+            if number.isdigit():
+                found[path][word].add(int(number))
+    return {f: dict(ws) for f, ws in found.items()}

@@ -10,11 +10,13 @@ reads spatch's token dump.
 from __future__ import annotations
 
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sem2mutex.tools.spatch import token_dump
+from sem2mutex.tools.cache import ResultCache, file_digest, no_cache
+from sem2mutex.tools.spatch import token_dump, version
 
 # Identifiers print as   Tag13 (("name", ((("name", charpos, line, col, "file"))...
 # punctuation as         Tag17 (((("(", charpos, line, col, "file"))...
@@ -46,12 +48,16 @@ def lex(spatch: Path, tree: Path, rel: str) -> list[Token]:
 class Lexer:
     """lex() with the answers kept: the analysis asks for the same files
     (parse failures, trylock files, mentions) in several stages, and a
-    big file costs about a second."""
+    big file costs about a second; CACHE keeps them between runs, under a
+    hash of the file's content and of spatch's version."""
 
     spatch: Path
     tree: Path
     jobs: int = 2
+    cache: ResultCache = field(default_factory=no_cache)
+    seconds_by_file: dict[str, float] = field(default_factory=dict)
     _seen: dict[str, list[Token]] = field(default_factory=dict, repr=False)
+    _version: str | None = field(default=None, repr=False)
 
     def tokens(self, rel: str) -> list[Token]:
         return self.tokens_of([rel])[rel]
@@ -60,7 +66,20 @@ class Lexer:
         wanted = list(dict.fromkeys(files))
         todo = [f for f in wanted if f not in self._seen]
         with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
-            for rel, tokens in zip(todo, pool.map(
-                    lambda f: lex(self.spatch, self.tree, f), todo)):
+            for rel, tokens in zip(todo, pool.map(self.cached_lex, todo)):
                 self._seen[rel] = tokens
         return {f: self._seen[f] for f in wanted}
+
+    def cached_lex(self, rel: str) -> list[Token]:
+        if self._version is None:
+            self._version = version(self.spatch)
+        key = self.cache.key("lexer", self._version, rel, file_digest(self.tree / rel))
+        kept = self.cache.get("lexer", key)
+        if isinstance(kept, list):
+            return [Token(t, o, ln, c, bool(i)) for t, o, ln, c, i in kept]
+        started = time.monotonic()
+        tokens = lex(self.spatch, self.tree, rel)
+        self.seconds_by_file[rel] = time.monotonic() - started
+        self.cache.put("lexer", key, [[t.text, t.offset, t.line, t.col, int(t.identifier)]
+                                      for t in tokens])
+        return tokens

@@ -18,16 +18,23 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sem2mutex.errors import MissingTool, SpatchError
+from sem2mutex.paths import COCCI_DIR
 from sem2mutex.progress import Progress
+from sem2mutex.tools.cache import ResultCache, file_digest, no_cache
+
+# The kernel constructs spatch's own standard.h does not cover (README there).
+MACRO_FILE = COCCI_DIR / "kernel-macros.h"
 
 # Not --quiet: the "HANDLING: file" lines tell which file a parse error
 # belongs to (the error itself may point into spatch's standard.h).
-SPATCH_FLAGS = ["--no-includes", "--no-scanner", "--verbose-parsing", "-D", "report"]
+SPATCH_FLAGS = ["--no-includes", "--no-scanner", "--verbose-parsing", "-D", "report",
+                "--macro-file", str(MACRO_FILE)]
 
 HANDLING = re.compile(r"^HANDLING: (?P<file>\S+)\s*$", re.M)
 SYNC = re.compile(r"^ERROR-RECOV: found sync .*?line (?P<line>\d+)\s*$", re.M)
@@ -41,7 +48,7 @@ TIMEOUT = re.compile(r"timeout", re.I)
 
 # Rewrite and check runs: one file per group, from a neutral directory.
 RULE_FLAGS = ["--no-includes", "--no-scanner", "--include-headers", "--quiet",
-              "--verbose-parsing"]
+              "--verbose-parsing", "--macro-file", str(MACRO_FILE)]
 RULE_TIMEOUT_SECONDS = 120
 
 
@@ -104,16 +111,31 @@ def combine_rules(cocci_files: list[Path]) -> str:
     return "\n".join(virtuals) + "\n\n" + "\n\n".join(bodies) + "\n"
 
 
-def balanced_chunks(tree: Path, files: list[str], chunks: int) -> list[list[str]]:
-    """Split FILES into CHUNKS lists of similar total size, biggest first."""
-    sized = sorted(files, key=lambda f: (tree / f).stat().st_size, reverse=True)
-    buckets: list[list[str]] = [[] for _ in range(max(1, min(chunks, len(files))))]
-    weights = [0] * len(buckets)
-    for name in sized:
-        i = weights.index(min(weights))
-        buckets[i].append(name)
-        weights[i] += (tree / name).stat().st_size
-    return [b for b in buckets if b]
+def cost_ordered_chunks(costs: dict[str, float], jobs: int) -> list[list[str]]:
+    """Chunks of files, most expensive first, for a pool of JOBS workers.
+
+    Each chunk costs about a quarter of a worker's share, so a worker that
+    drew cheap chunks takes more of them and the workers finish together;
+    a file costlier than that is a chunk of its own, started first, so it
+    never runs alone at the end while the other core idles.
+    """
+    ordered = sorted(costs, key=lambda f: (-costs[f], f))
+    target = sum(costs.values()) / max(1, jobs * 4)
+    chunks: list[list[str]] = []
+    current: list[str] = []
+    weight = 0.0
+    for name in ordered:
+        current.append(name)
+        weight += costs[name]
+        if weight >= target or len(current) >= FILES_PER_CHUNK:
+            chunks.append(current)
+            current, weight = [], 0.0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+FILES_PER_CHUNK = 50
 
 
 def parse_errors(stderr: str) -> dict[str, list[ParseError]]:
@@ -153,47 +175,105 @@ def parse_errors(stderr: str) -> dict[str, list[ParseError]]:
 
 @dataclass
 class SpatchRunner:
+    """Runs a fact program over files, each parsed once, and keeps what
+    spatch said about each file in CACHE under a hash of the program, the
+    spatch version, the macro file and the file's content: a rerun parses
+    only the files that changed."""
+
     spatch: Path
     tree: Path
     jobs: int
     progress: Progress
     timeout_per_file: int = 120
-    files_per_chunk: int = 50
+    cache: ResultCache = field(default_factory=no_cache)
+    seconds_by_file: dict[str, float] = field(default_factory=dict)
+    _version: str | None = field(default=None, repr=False)
 
     def run(self, label: str, cocci_files: list[Path], files: list[str],
             env: dict[str, str] | None = None) -> SpatchOutput:
         output = SpatchOutput()
         if not files:
             return output
+        program_text = combine_rules(cocci_files)
+        digests = {f: file_digest(self.tree / f) for f in files}
+        keys = {f: self.file_key(program_text, env, f, digests[f]) for f in files}
+        found = {f: self.cache.get("spatch", keys[f]) for f in files}
+        todo = [f for f in files if found[f] is None]
+        if len(todo) < len(files):
+            self.progress.step(f"{label}: {len(files) - len(todo)}/{len(files)} files from "
+                               "the cache")
+        fresh: dict[str, dict] = {}
+        if todo:
+            fresh = self.run_files(label, program_text, todo, digests, env)
+        for f in todo:
+            self.cache.put("spatch", keys[f], fresh[f])
+            self.cache.put("cost", self.cost_key(f, digests[f]), fresh[f]["seconds"])
+            found[f] = fresh[f]
+        for f in sorted(files):
+            entry = found[f]
+            output.records.extend(entry["records"])
+            if entry["errors"]:
+                output.parse_errors[f] = [ParseError(*e) for e in entry["errors"]]
+        return output
+
+    def file_key(self, program: str, env: dict[str, str] | None, rel: str, digest: str) -> str:
+        if self._version is None:
+            self._version = version(self.spatch)
+        return self.cache.key(program, json.dumps(env or {}, sort_keys=True), self._version,
+                              MACRO_FILE.read_text(), rel, digest)
+
+    def cost_key(self, rel: str, digest: str) -> str:
+        return self.cache.key("cost", rel, digest)
+
+    def estimated_costs(self, files: list[str], digests: dict[str, str]) -> dict[str, float]:
+        """Seconds each file took last time, else its size as a guess
+        (about 40 KB a second on this project's machine)."""
+        costs = {}
+        for f in files:
+            measured = self.cache.get("cost", self.cost_key(f, digests[f]))
+            costs[f] = float(measured) if isinstance(measured, (int, float)) else \
+                (self.tree / f).stat().st_size / 40_000 + 0.05
+        return costs
+
+    def run_files(self, label: str, program_text: str, files: list[str],
+                  digests: dict[str, str], env: dict[str, str] | None) -> dict[str, dict]:
+        costs = self.estimated_costs(files, digests)
+        chunks = cost_ordered_chunks(costs, self.jobs)
+        results: dict[str, dict] = {}
         with tempfile.TemporaryDirectory(prefix="sem2mutex-spatch-") as tmp:
             program = Path(tmp) / "rules.cocci"
-            program.write_text(combine_rules(cocci_files))
-            nchunks = max(self.jobs * 2, -(-len(files) // self.files_per_chunk))
-            chunks = balanced_chunks(self.tree, files, nchunks)
+            program.write_text(program_text)
             done_files = 0
             with ThreadPoolExecutor(max_workers=self.jobs) as pool:
                 futures = {pool.submit(self._run_chunk, program, chunk, Path(tmp), i, env): chunk
                            for i, chunk in enumerate(chunks)}
                 for future in as_completed(futures):
-                    records, errors = future.result()
-                    output.records.extend(records)
-                    for f, msgs in errors.items():
-                        output.parse_errors.setdefault(f, []).extend(msgs)
-                    done_files += len(futures[future])
+                    chunk = futures[future]
+                    records, errors, seconds = future.result()
+                    share = sum(costs[f] for f in chunk) or 1.0
+                    by_file: dict[str, list[dict]] = {f: [] for f in chunk}
+                    for rec in records:
+                        by_file.setdefault(rec.get("file", ""), []).append(rec)
+                    for f in chunk:
+                        spent = seconds * costs[f] / share
+                        self.seconds_by_file[f] = self.seconds_by_file.get(f, 0.0) + spent
+                        results[f] = {"records": by_file[f], "seconds": round(spent, 3),
+                                      "errors": [[e.message, e.first_line, e.last_line]
+                                                 for e in errors.get(f, [])]}
+                    done_files += len(chunk)
                     self.progress.count(label, done_files, len(files))
-        # File by file, each in spatch's own order: the same whatever the
-        # chunks and whichever finished first.
-        output.records.sort(key=lambda r: r.get("file", ""))
-        output.parse_errors = dict(sorted(output.parse_errors.items()))
-        return output
+        return results
 
     def _run_chunk(self, program: Path, chunk: list[str], tmp: Path, index: int,
-                   env: dict[str, str] | None) -> tuple[list[dict], dict[str, list[ParseError]]]:
+                   env: dict[str, str] | None
+                   ) -> tuple[list[dict], dict[str, list[ParseError]], float]:
         groups = tmp / f"groups-{index}.txt"
         groups.write_text("".join(f"{name}\n\n" for name in chunk))
+        started = time.monotonic()
         done = launch(self.spatch, [*SPATCH_FLAGS, "--timeout", str(self.timeout_per_file),
                                     "--sp-file", str(program), "--file-groups", str(groups)],
                       self.tree, env)
+        seconds = time.monotonic() - started
         if done.returncode != 0:
             tail = "\n".join(done.stderr.strip().splitlines()[-5:])
             raise SpatchError(f"spatch failed on {program.name} (exit {done.returncode}): {tail}")
@@ -201,7 +281,7 @@ class SpatchRunner:
         for line in done.stdout.splitlines():
             if line.startswith("{"):
                 records.append(json.loads(line))
-        return records, parse_errors(done.stderr)
+        return records, parse_errors(done.stderr), seconds
 
 
 @dataclass
