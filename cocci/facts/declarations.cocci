@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/// Report every struct semaphore instance declared in a file: global,
-/// static, extern and local variables, arrays, struct and union fields
-/// (also inside an anonymous nested struct), DEFINE_SEMAPHORE() and the
-/// 2.6-era DECLARE_MUTEX()/DECLARE_MUTEX_LOCKED().  One JSON object per
-/// line on stdout; sem2mutex merges them across the whole tree.
+/// Report every struct semaphore variable declared in a file: global,
+/// static, extern and local variables, arrays, DEFINE_SEMAPHORE() and the
+/// 2.6-era DECLARE_MUTEX()/DECLARE_MUTEX_LOCKED().  Struct members are
+/// reported with their types by types.cocci.  One JSON object per line on
+/// stdout; sem2mutex merges them across the whole tree.
 ///
 // Confidence: High
 // Copyright: (C) 2026 sem2mutex developers
@@ -98,28 +98,6 @@ p << var_extern.p;
 @@
 emit("storage", p[0], storage="extern")
 
-// A declaration inside a function body is a local, whatever its storage.
-@var_local depends on report@
-identifier fn, x;
-position p;
-@@
-fn(...) {
-<...
-(
-struct semaphore x@p;
-|
-struct semaphore x@p[...];
-|
-static struct semaphore x@p;
-)
-...>
-}
-
-@script:python depends on report@
-p << var_local.p;
-@@
-emit("storage", p[0], storage="local")
-
 // ------------------------------------------------- declaring macros
 
 @define_sem depends on report@
@@ -196,121 +174,3 @@ static DECLARE_MUTEX_LOCKED(x@p);
 p << declare_mutex_locked_static.p;
 @@
 emit("storage", p[0], storage="static")
-
-// ---------------------------------------------------------------- fields
-
-@sem_field depends on report@
-type T;
-identifier fld;
-expression N;
-position p;
-@@
-T {
-  ...
-(
-  struct semaphore fld@p;
-|
-  struct semaphore fld@p[N];
-)
-  ...
-};
-
-@script:python depends on report@
-T << sem_field.T;
-fld << sem_field.fld;
-p << sem_field.p;
-@@
-emit("field", p[0], container=T, field=fld, outer=None)
-
-// A struct defined together with a variable: static struct foo { ... } foo;
-@sem_field_with_var depends on report@
-type T;
-identifier fld, x;
-expression N;
-position p;
-@@
-T {
-  ...
-(
-  struct semaphore fld@p;
-|
-  struct semaphore fld@p[N];
-)
-  ...
-} x;
-
-@script:python depends on report@
-T << sem_field_with_var.T;
-fld << sem_field_with_var.fld;
-p << sem_field_with_var.p;
-@@
-emit("field", p[0], container=T, field=fld, outer=None)
-
-// An anonymous struct variable: static struct { ... } hwa742;
-@anonymous_struct_field depends on report@
-identifier fld, x;
-expression N;
-position p;
-@@
-struct {
-  ...
-(
-  struct semaphore fld@p;
-|
-  struct semaphore fld@p[N];
-)
-  ...
-} x;
-
-@script:python depends on report@
-x << anonymous_struct_field.x;
-fld << anonymous_struct_field.fld;
-p << anonymous_struct_field.p;
-@@
-emit("field", p[0], container="anonymous struct of " + x, field=fld,
-     outer=None)
-
-@nested_field depends on report@
-type T;
-identifier fld, holder;
-expression N;
-position p;
-@@
-T {
-  ...
-  struct {
-    ...
-(
-    struct semaphore fld@p;
-|
-    struct semaphore fld@p[N];
-)
-    ...
-  } holder;
-  ...
-};
-
-@script:python depends on report@
-T << nested_field.T;
-holder << nested_field.holder;
-fld << nested_field.fld;
-p << nested_field.p;
-@@
-emit("field", p[0], container=T, field=holder + "." + fld, outer=T)
-
-@field_array depends on report@
-type T;
-identifier fld;
-expression N;
-position p;
-@@
-T {
-  ...
-  struct semaphore fld@p[N];
-  ...
-};
-
-@script:python depends on report@
-p << field_array.p;
-@@
-emit("field_array", p[0])

@@ -3,10 +3,9 @@
 /// semaphore API: passed to another function, stored, or returned.  Who
 /// releases a semaphore whose address escapes cannot be proven from its
 /// own up() sites, so it is never turned into a mutex without review.
-///
-/// sem2mutex sets SEM2MUTEX_NAMES to a JSON file listing the names of the
-/// semaphore variables and fields of the tree, to keep the report to
-/// them; without it every &field and &variable escape is reported.
+/// Every &field and &variable is reported, whatever its type: which of
+/// them are semaphores is known only from the whole tree, and the facts
+/// of a file depend on that file alone.
 ///
 // Confidence: Moderate
 // Copyright: (C) 2026 sem2mutex developers
@@ -18,21 +17,12 @@ virtual report
 @initialize:python depends on report@
 @@
 import json
-import os
 
 SEM_API = {"sema_init", "init_MUTEX", "init_MUTEX_LOCKED", "down",
 	   "down_interruptible", "down_killable", "down_trylock",
 	   "down_timeout", "up", "lockdep_set_class", "lockdep_set_subclass",
 	   "lockdep_set_class_and_name", "lockdep_set_novalidate_class",
 	   "sizeof", "memset"}
-_names_file = os.environ.get("SEM2MUTEX_NAMES")
-NAMES = set(json.load(open(_names_file))) if _names_file else None
-
-
-def wanted(name):
-	return NAMES is None or name in NAMES
-
-
 def emit(kind, pos, **fields):
 	fields.update(kind=kind, file=pos.file, line=int(pos.line),
 		      col=int(pos.column), function=pos.current_element)
@@ -40,10 +30,15 @@ def emit(kind, pos, **fields):
 
 // --------------------------------------------------- passed to a function
 // Each shape is its own rule: anchoring a rule on another rule's
-// positions makes spatch try every argument of every call again.
+// positions makes spatch try every argument of every call again, and a
+// disjunction of shapes stops, in one call, at the first shape it finds
+// in any argument.  The callee is any expression: a call through a
+// function pointer (ops->release(&dev->sem)) hands the address to code
+// nobody can see.
 
 @call_typed_field depends on report@
-identifier f, fld;
+expression f;
+identifier fld;
 type T;
 T *e;
 position p;
@@ -56,67 +51,108 @@ T << call_typed_field.T;
 fld << call_typed_field.fld;
 p << call_typed_field.p;
 @@
-if f not in SEM_API and wanted(fld):
+if f not in SEM_API:
 	emit("escape", p[0], via="call", callee=f, shape="field",
 	     container=T, field=fld)
 
 @call_field depends on report@
-identifier f, fld;
+expression f;
+identifier fld;
 expression e;
 position p;
 @@
-(
 f@p(..., &e->fld, ...)
-|
-f@p(..., &e.fld, ...)
-)
 
 @script:python depends on report@
 f << call_field.f;
 fld << call_field.fld;
 p << call_field.p;
 @@
-if f not in SEM_API and wanted(fld):
+if f not in SEM_API:
+	emit("escape", p[0], via="call", callee=f, shape="field",
+	     container=None, field=fld)
+
+@call_field_2 depends on report@
+expression f;
+identifier fld;
+expression e;
+position p;
+@@
+f@p(..., &e.fld, ...)
+
+@script:python depends on report@
+f << call_field_2.f;
+fld << call_field_2.fld;
+p << call_field_2.p;
+@@
+if f not in SEM_API:
 	emit("escape", p[0], via="call", callee=f, shape="field",
 	     container=None, field=fld)
 
 @call_field_element depends on report@
-identifier f, fld;
+expression f;
+identifier fld;
 expression e, i;
 position p;
 @@
-(
 f@p(..., &e->fld[i], ...)
-|
-f@p(..., &e.fld[i], ...)
-)
 
 @script:python depends on report@
 f << call_field_element.f;
 fld << call_field_element.fld;
 p << call_field_element.p;
 @@
-if f not in SEM_API and wanted(fld):
+if f not in SEM_API:
+	emit("escape", p[0], via="call", callee=f, shape="field",
+	     container=None, field=fld)
+
+@call_field_element_2 depends on report@
+expression f;
+identifier fld;
+expression e, i;
+position p;
+@@
+f@p(..., &e.fld[i], ...)
+
+@script:python depends on report@
+f << call_field_element_2.f;
+fld << call_field_element_2.fld;
+p << call_field_element_2.p;
+@@
+if f not in SEM_API:
 	emit("escape", p[0], via="call", callee=f, shape="field",
 	     container=None, field=fld)
 
 @call_var depends on report@
-identifier f, x;
+expression f;
+identifier x;
 expression i;
 position p;
 @@
-(
 f@p(..., &x, ...)
-|
-f@p(..., &x[i], ...)
-)
 
 @script:python depends on report@
 f << call_var.f;
 x << call_var.x;
 p << call_var.p;
 @@
-if f not in SEM_API and wanted(x):
+if f not in SEM_API:
+	emit("escape", p[0], via="call", callee=f, shape="var", name=x)
+
+@call_var_2 depends on report@
+expression f;
+identifier x;
+expression i;
+position p;
+@@
+f@p(..., &x[i], ...)
+
+@script:python depends on report@
+f << call_var_2.f;
+x << call_var_2.x;
+p << call_var_2.p;
+@@
+if f not in SEM_API:
 	emit("escape", p[0], via="call", callee=f, shape="var", name=x)
 
 // ----------------------------------------------- stored or returned
@@ -141,9 +177,8 @@ L =@p &e.fld[i]
 fld << stored_field_assigned.fld;
 p << stored_field_assigned.p;
 @@
-if wanted(fld):
-	emit("escape", p[0], via="store", shape="field",
-	     container=None, field=fld)
+emit("escape", p[0], via="store", shape="field",
+     container=None, field=fld)
 
 @stored_field_declared depends on report@
 identifier fld, x;
@@ -161,9 +196,8 @@ T x@p = &e.fld;
 fld << stored_field_declared.fld;
 p << stored_field_declared.p;
 @@
-if wanted(fld):
-	emit("escape", p[0], via="store", shape="field",
-	     container=None, field=fld)
+emit("escape", p[0], via="store", shape="field",
+     container=None, field=fld)
 
 @stored_field_returned depends on report@
 identifier fld;
@@ -180,9 +214,8 @@ return@p &e.fld;
 fld << stored_field_returned.fld;
 p << stored_field_returned.p;
 @@
-if wanted(fld):
-	emit("escape", p[0], via="store", shape="field",
-	     container=None, field=fld)
+emit("escape", p[0], via="store", shape="field",
+     container=None, field=fld)
 
 @stored_typed_field_assigned depends on report@
 identifier fld;
@@ -198,9 +231,8 @@ fld << stored_typed_field_assigned.fld;
 T << stored_typed_field_assigned.T;
 p << stored_typed_field_assigned.p;
 @@
-if wanted(fld):
-	emit("escape", p[0], via="store", shape="field",
-	     container=T, field=fld)
+emit("escape", p[0], via="store", shape="field",
+     container=T, field=fld)
 
 @stored_typed_field_declared depends on report@
 identifier fld, x;
@@ -215,9 +247,8 @@ fld << stored_typed_field_declared.fld;
 T << stored_typed_field_declared.T;
 p << stored_typed_field_declared.p;
 @@
-if wanted(fld):
-	emit("escape", p[0], via="store", shape="field",
-	     container=T, field=fld)
+emit("escape", p[0], via="store", shape="field",
+     container=T, field=fld)
 
 @stored_typed_field_returned depends on report@
 identifier fld;
@@ -232,9 +263,8 @@ fld << stored_typed_field_returned.fld;
 T << stored_typed_field_returned.T;
 p << stored_typed_field_returned.p;
 @@
-if wanted(fld):
-	emit("escape", p[0], via="store", shape="field",
-	     container=T, field=fld)
+emit("escape", p[0], via="store", shape="field",
+     container=T, field=fld)
 
 @stored_var_assigned depends on report@
 identifier v;
@@ -251,8 +281,7 @@ L =@p &v[i]
 v << stored_var_assigned.v;
 p << stored_var_assigned.p;
 @@
-if wanted(v):
-	emit("escape", p[0], via="store", shape="var", name=v)
+emit("escape", p[0], via="store", shape="var", name=v)
 
 @stored_var_declared depends on report@
 identifier v, x;
@@ -270,8 +299,7 @@ T x@p = &v[i];
 v << stored_var_declared.v;
 p << stored_var_declared.p;
 @@
-if wanted(v):
-	emit("escape", p[0], via="store", shape="var", name=v)
+emit("escape", p[0], via="store", shape="var", name=v)
 
 @stored_var_returned depends on report@
 identifier v;
@@ -288,5 +316,4 @@ return@p &v[i];
 v << stored_var_returned.v;
 p << stored_var_returned.p;
 @@
-if wanted(v):
-	emit("escape", p[0], via="store", shape="var", name=v)
+emit("escape", p[0], via="store", shape="var", name=v)

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /// Report every up() that some path reaches from the start of its function
 /// without going through a down(), down_interruptible(), down_killable(),
-/// down_trylock() or down_timeout() of the same semaphore expression.
-/// Such an up() is not provably the release of the calling task's own
-/// down(): the semaphore cannot be turned into a mutex without review.
-/// An up() that is not reported here is paired in its function.
+/// down_trylock() or down_timeout() of the same semaphore expression, and
+/// every up() some path reaches from an earlier up() of the same
+/// expression without a down() between them (through loops, switch and
+/// break, goto and early returns: spatch follows every path).  Such an
+/// up() is not provably the release of the calling task's own down(): the
+/// semaphore cannot be turned into a mutex without review.  An up() that
+/// is not reported here is paired in its function.
 ///
 // Confidence: High
 // Copyright: (C) 2026 sem2mutex developers
@@ -40,3 +43,118 @@ fn(...) {
 p << unpaired_up.p;
 @@
 emit("unpaired", p[0], op="up")
+
+// An up() some path reaches right after another up() of the same
+// expression, with no down() between them (an up() before a sleep, then a
+// break or goto that skips the re-take into the final up()): the second
+// release finds the semaphore already released.
+@double_up depends on report exists@
+identifier fn;
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression S;
+position p1, p2;
+@@
+fn(...) {
+  ... when any
+  up@p1(S);
+  ... when != lock(S, ...)
+  up@p2(S);
+  ... when any
+}
+
+@script:python depends on report@
+p1 << double_up.p1;
+p2 << double_up.p2;
+@@
+emit("unpaired", p2[0], op="up", after=int(p1[0].line))
+
+// A call handing &E to another function (perhaps a helper that releases
+// it) in a file that takes E: sem2mutex judges the helper's up() there as
+// the caller's release when every path to the call took E first and no
+// release of E came between.
+@handoff_candidate depends on report@
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression E;
+@@
+lock(&E, ...)
+
+@handoff depends on report@
+expression handoff_candidate.E;
+identifier g !~ "^(down|down_interruptible|down_killable|down_trylock|down_timeout|up|sema_init)$";
+position p;
+@@
+g@p(..., &E, ...)
+
+@script:python depends on report@
+p << handoff.p;
+g << handoff.g;
+@@
+emit("handoff", p[0], callee=g)
+
+@unheld_handoff depends on report exists@
+identifier fn;
+identifier handoff.g;
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression handoff_candidate.E;
+position handoff.p, q;
+@@
+fn(...) {
+  ... when != lock(&E, ...)
+  g@p@q(..., &E, ...)
+  ... when any
+}
+
+@script:python depends on report@
+q << unheld_handoff.q;
+@@
+emit("unheld_handoff", q[0])
+
+@handoff_after_up depends on report exists@
+identifier fn;
+identifier handoff.g;
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression handoff_candidate.E;
+position handoff.p, q, u;
+@@
+fn(...) {
+  ... when any
+  up@u(&E);
+  ... when != lock(&E, ...)
+  g@p@q(..., &E, ...)
+  ... when any
+}
+
+@script:python depends on report@
+q << handoff_after_up.q;
+u << handoff_after_up.u;
+@@
+emit("unheld_handoff", q[0], after=int(u[0].line))
+
+// An up() a path reaches after the handoff with no down() between: if the
+// function handed &E to releases it, this up() releases it again.
+@up_after_handoff depends on report exists@
+identifier fn;
+identifier handoff.g;
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression handoff_candidate.E;
+position handoff.p, u;
+@@
+fn(...) {
+  ... when any
+  g@p(..., &E, ...)
+  ... when != lock(&E, ...)
+  up@u(&E);
+  ... when any
+}
+
+@script:python depends on report@
+p << handoff.p;
+u << up_after_handoff.u;
+g << handoff.g;
+@@
+emit("up_after_handoff", u[0], handoff=int(p[0].line), callee=g)

@@ -26,27 +26,22 @@ def emit(kind, pos, **fields):
 		      col=int(pos.column), function=pos.current_element)
 	print(json.dumps(fields, sort_keys=True), flush=True)
 
-@lock_call depends on report@
-identifier w : script:python() { w in LOCKS };
+// Every call is matched and the script keeps the wrappers': a metavariable
+// with a script constraint cannot be handed to a script rule.
+@wrapper_call depends on report@
+identifier w;
 position p;
 @@
 w@p(...)
 
 @script:python depends on report@
-p << lock_call.p;
+w << wrapper_call.w;
+p << wrapper_call.p;
 @@
-emit("wrapper_call", p[0], role="lock")
-
-@unlock_call depends on report@
-identifier w : script:python() { w in UNLOCKS };
-position p;
-@@
-w@p(...)
-
-@script:python depends on report@
-p << unlock_call.p;
-@@
-emit("wrapper_call", p[0], role="unlock")
+if w in LOCKS:
+	emit("wrapper_call", p[0], role="lock", callee=w)
+elif w in UNLOCKS:
+	emit("wrapper_call", p[0], role="unlock", callee=w)
 
 @unpaired_unlock depends on report exists@
 identifier fn;
@@ -65,3 +60,26 @@ fn(...) {
 p << unpaired_unlock.p;
 @@
 emit("unpaired", p[0], op="unlock")
+
+// An unlock-wrapper call some path reaches right after another one on the
+// same arguments, with no lock-wrapper call between them: released twice.
+@double_unlock depends on report exists@
+identifier fn;
+identifier lk : script:python() { lk in LOCKS };
+identifier ul : script:python() { ul in UNLOCKS };
+expression list ES;
+position p1, p2;
+@@
+fn(...) {
+  ... when any
+  ul@p1(ES);
+  ... when != lk(ES)
+  ul@p2(ES);
+  ... when any
+}
+
+@script:python depends on report@
+p1 << double_unlock.p1;
+p2 << double_unlock.p2;
+@@
+emit("unpaired", p2[0], op="unlock", after=int(p1[0].line))
