@@ -28,6 +28,7 @@ from sem2mutex.proof.verify import VerifyRequest, verify_series
 from sem2mutex.proof.workspace import read_series
 from sem2mutex.series.builder import (MODES, SeriesRequest, default_identity, generate_series,
                                       series_problem, split_identity)
+from sem2mutex.tools.cache import ResultCache, no_cache
 from sem2mutex.tools.fs import check_writable_dir, is_within
 from sem2mutex.tools.git import check_git
 from sem2mutex.tools.maintainers import Maintainers
@@ -103,7 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     proof.add_argument("--boot-name", default="boot", metavar="NAME",
                        help="prefix of the boot stage's scratch trees and build "
                             "directories in the cache (default: boot)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the per-file facts kept in the cache "
+                        "(a cold run, as on a first run)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="at the end, the time of each stage and the slowest files")
     return p
 
 
@@ -221,8 +227,9 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
 
 def audit_and_series(args: argparse.Namespace, plan: Plan, progress: Progress) -> int | None:
     """The audit, then the series; None when there is nothing further to do."""
-    audit = analyse(AnalysisRequest(plan.tree, plan.spatch, plan.dirs, plan.verdicts, args.jobs),
-                    progress)
+    cache = no_cache() if args.no_cache else ResultCache(cache_layout().results)
+    audit = analyse(AnalysisRequest(plan.tree, plan.spatch, plan.dirs, plan.verdicts, args.jobs,
+                                    cache), progress)
     written = write_reports(audit, args.outdir, Maintainers.load(plan.tree.path))
     counts = ", ".join(f"{c}: {sum(1 for i in audit.instances if i.sem_class.value == c)}"
                        for c in ("mutex", "counting", "signal", "ambiguous"))
@@ -289,9 +296,11 @@ def run_bench(args: argparse.Namespace, plan: Plan, progress: Progress) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    progress = Progress(quiet=args.quiet)
+    progress = Progress(quiet=args.quiet, verbose=args.verbose)
     try:
-        return run(args, progress)
+        status = run(args, progress)
+        progress.breakdown()
+        return status
     except Sem2mutexError as err:
         print(f"convert.py: error: {err.one_line()}", file=sys.stderr)
         return err.exit_code

@@ -67,17 +67,18 @@ class FieldDecl:
     container: str  # "struct foo" or a typedef name
     field: str  # "sem", or "cmd.poll_sem" inside an anonymous member
     array: bool
+    in_union: bool = False  # shares its storage with the union's other members
 
 
 @dataclass(frozen=True)
 class Target:
-    """What a call acts on, as spatch described its argument."""
+    """What an escape's address is of, as escapes.cocci described it."""
 
-    shape: str  # field, field_element, global, local, element, addr, pointer
+    shape: str  # field or var
     name: str | None = None  # variable name
     container: str | None = None  # struct type when spatch knew it
     field: str | None = None
-    text: str = ""  # the argument as spatch printed it
+    text: str = ""  # the expression as spatch printed it
     # (container, field) readings of a field argument, most precise first
     candidates: tuple[tuple[str | None, str], ...] = ()
 
@@ -86,10 +87,16 @@ class Target:
 class ApiCall:
     pos: Position
     op: str  # sema_init, down, up, __SEMAPHORE_INITIALIZER, ...
-    target: Target
+    arg: str  # the semaphore argument as spatch printed it
+    by_address: bool  # &X (X for the static initializer), else a pointer value
     count: str | None  # initial count expression, for initialisers
     macro: str | None  # name of the macro whose body holds the call
     paired: bool  # for up(): dominated by a down of the same expression
+    released_after: int | None = None  # up(): line of an earlier up() on the same path
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.pos.file, self.pos.line, self.pos.col)
 
 
 @dataclass(frozen=True)
@@ -127,7 +134,8 @@ class Escape:
 class ParseFailure:
     file: str
     error: str
-    identifiers: frozenset[str] = frozenset()
+    identifiers: frozenset[str] = frozenset()  # named in the skipped lines
+    plain: frozenset[str] = frozenset()  # of those, named other than after . or ->
 
 
 @dataclass
@@ -142,8 +150,16 @@ class FactSet:
     call_edges: list[CallEdge] = field(default_factory=list)
     escapes: list[Escape] = field(default_factory=list)
     parse_failures: list[ParseFailure] = field(default_factory=list)
+    # access.cocci's argument trees and types.cocci's type facts, raw: the
+    # resolve stage reads them with the tree's include graph
+    access_records: list[dict] = field(default_factory=list)
+    type_records: list[dict] = field(default_factory=list)
+    helper_records: list[dict] = field(default_factory=list)  # helpers.cocci
+    # every call of a function of the same file: (file, line, caller, callee)
+    call_sites: list[tuple[str, int, str, str]] = field(default_factory=list)
     files_scanned: int = 0
     pass2_files: set[str] = field(default_factory=set)  # where contexts are known
+    parsed_files: set[str] = field(default_factory=set)  # every file spatch was given
 
 
 # ------------------------------------------------------------- the series
@@ -173,6 +189,7 @@ class Init:
     op: str
     count: int | None  # None when not a literal
     count_text: str
+    macro: str | None = None  # the macro whose body holds the initialiser
 
 
 @dataclass(frozen=True)
@@ -183,6 +200,8 @@ class Site:
     paired: bool = True
     macro: str | None = None
     via_wrapper: str | None = None
+    released_after: int | None = None  # up() again after the up() at this line
+    via_helper: str | None = None  # done by this helper on the pointer it was passed
 
 
 @dataclass(frozen=True)
@@ -215,6 +234,8 @@ class Instance:
     sites: list[Site] = field(default_factory=list)
     escapes: list[Escape] = field(default_factory=list)
     notes: list[Reason] = field(default_factory=list)  # facts met while resolving
+    # where its address is given to a local pointer the analysis followed
+    aliased_at: list[Location] = field(default_factory=list)
     sem_class: SemClass = SemClass.AMBIGUOUS
     reasons: list[Reason] = field(default_factory=list)
     pinned: Verdict | None = None
@@ -227,6 +248,17 @@ class StaleVerdict:
     why: str
 
 
+@dataclass(frozen=True)
+class OtherTypeCall:
+    """A semaphore API call whose argument resolved to something that is
+    not a struct semaphore (down() on an rw_semaphore in dead #if code)."""
+
+    location: Location
+    op: str
+    text: str
+    why: str
+
+
 @dataclass
 class Audit:
     tree: KernelTree
@@ -234,5 +266,7 @@ class Audit:
     instances: list[Instance]
     parse_failures: list[ParseFailure]
     stale_verdicts: list[StaleVerdict] = field(default_factory=list)
+    other_type_calls: list[OtherTypeCall] = field(default_factory=list)
     files_scanned: int = 0
     seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)  # seconds by stage

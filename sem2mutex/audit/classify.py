@@ -23,7 +23,26 @@ CONTEXT_REASON = {"hardirq": "irq-context", "timer": "timer-context",
 OTHER_TASK_REASON = {"work": "work-item-release", "kthread": "kthread-release",
                      "irq_thread": "irq-thread-release"}
 # Notes gathered while resolving that are evidence, not obstacles.
-INFORMATIONAL_NOTES = ("resolved-by-field-name",)
+INFORMATIONAL_NOTES = ("resolved-by-field-name", "unresolved-why", "helper-attributed")
+# Reasons that say the analysis could not see all uses, not that the code
+# is doubtful: a reviewer starts with the other kind.
+UNSEEN_REASONS = frozenset(("unresolved-target", "via-pointer", "parse-failure",
+                            "possible-unresolved-use", "no-init", "no-lock-sites"))
+PSEUDO_KINDS = ("pointer", "unresolved")
+# Declared (and perhaps initialised) but never taken, released, passed on or
+# named in code spatch could not parse: a mutex changes nothing there.
+UNUSED = Reason("unused", "never taken, released, passed on or named in unparsed code: "
+                "as a mutex it behaves the same")
+
+
+def ambiguity(inst: Instance) -> str | None:
+    """For an ambiguous instance: "doubtful" when some reason is about the
+    code itself (unsafe or unproven), "unseen" when every reason is the
+    analysis not seeing all uses."""
+    if inst.sem_class is not SemClass.AMBIGUOUS:
+        return None
+    codes = {r.code for r in inst.reasons}
+    return "unseen" if codes <= UNSEEN_REASONS else "doubtful"
 
 
 def merge_by_code(reasons: list[Reason]) -> list[Reason]:
@@ -46,7 +65,10 @@ def locs(items) -> tuple[Location, ...]:
 
 
 def site_text(s: Site) -> str:
-    return f"{s.op}() in {s.function}() at {s.location}"
+    text = f"{s.op}() in {s.function}() at {s.location}"
+    if s.released_after:
+        text += f" (a path reaches it right after the up() of line {s.released_after})"
+    return text
 
 
 @dataclass
@@ -59,17 +81,16 @@ class Classifier:
         inst.reasons = reasons
 
     def decide(self, inst: Instance) -> tuple[SemClass, list[Reason]]:
-        if inst.kind == "pointer":
-            return SemClass.AMBIGUOUS, [Reason(
-                "via-pointer", f"operations through the pointer `{inst.name}`: the semaphore "
-                "it points to is chosen at run time", locs(inst.sites + inst.inits))]
-        if inst.kind == "unresolved":
-            return SemClass.AMBIGUOUS, [Reason(
-                "unresolved-target", f"spatch could not tell which semaphore `{inst.name}` is",
-                locs(inst.sites + inst.inits))]
         blocking = merge_by_code([n for n in inst.notes if n.code not in INFORMATIONAL_NOTES])
+        if inst.kind in PSEUDO_KINDS:
+            return self.decide_pseudo(inst, blocking)
         hard = [n for n in blocking if n.code == "parse-failure"]
+        unused = not inst.sites and not inst.escapes and not blocking
+        if unused and not inst.inits:
+            return SemClass.MUTEX, [UNUSED]
         count_class, count_reasons = self.by_count(inst)
+        if unused and count_class is SemClass.MUTEX:
+            return SemClass.MUTEX, count_reasons + [UNUSED]
         if count_class is SemClass.AMBIGUOUS:
             return count_class, count_reasons + blocking
         if count_class is not SemClass.MUTEX:
@@ -78,6 +99,31 @@ class Classifier:
         if obstacles:
             return SemClass.AMBIGUOUS, obstacles
         return SemClass.MUTEX, count_reasons + self.mutex_evidence(inst)
+
+    def decide_pseudo(self, inst: Instance, blocking: list[Reason]
+                      ) -> tuple[SemClass, list[Reason]]:
+        """A pointer or unresolved instance never becomes a mutex, but what
+        its code shows still counts: a count that is not 1 says what every
+        semaphore it initialises is, and an up() in a timer is doubtful
+        code whichever semaphore it releases."""
+        where = locs(inst.sites + inst.inits)
+        settled = [n for n in inst.notes if n.code == "helper-attributed"]
+        if settled:
+            return SemClass.COUNTING, merge_by_code(settled)
+        if inst.kind == "pointer":
+            unseen = Reason("via-pointer", f"operations through the pointer `{inst.name}`: the "
+                            "semaphore it points to is chosen at run time", where)
+        else:
+            why = "; ".join(sorted({n.detail for n in inst.notes if n.code == "unresolved-why"}))
+            unseen = Reason("unresolved-target", f"which semaphore `{inst.name}` is could not "
+                            f"be told{': ' + why if why else ''}", where)
+        if inst.inits:
+            count_class, count_reasons = self.by_count(inst)
+            if count_class in (SemClass.COUNTING, SemClass.SIGNAL):
+                return count_class, count_reasons + [unseen]
+        obstacles = [r for r in self.mutex_obstacles(inst)
+                     if r.code not in ("no-lock-sites", "never-released")]
+        return SemClass.AMBIGUOUS, [unseen] + obstacles + blocking
 
     # ------------------------------------------------------------ counts
 
@@ -146,7 +192,8 @@ class Classifier:
         unpaired = [s for s in releases if not s.paired]
         if not unpaired:
             return []
-        reasons = [Reason("unpaired-up", "released where the same function did not take it: "
+        reasons = [Reason("unpaired-up", "released where the same function did not take it, "
+                          "or released again with no down() since the last up(): "
                           + "; ".join(site_text(s) for s in unpaired), locs(unpaired))]
         slots = self.callback_slots(inst)
         if len(slots) > 1:

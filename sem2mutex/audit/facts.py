@@ -1,37 +1,42 @@
 """Facts stage: run the semantic patches of cocci/facts/ over the tree and
 turn their JSON lines into typed records.
 
-Parsing dominates spatch's cost, so each pass runs its rule files as one
-program and each pass only gets the files that need it:
+Parsing dominates spatch's cost, so every fact rule runs in one program
+and each file is parsed once; every rule only looks at its own file, so
+the facts of a file depend on nothing else (and can be kept per file):
 
-- pass 1 (declarations, operations) over every file the prefilter picked:
-  the semaphores and the API calls;
-- pass 2 (pairing, contexts, escapes) over the files where pass 1 found
-  something, plus the files that mention a function which works on a
-  semaphore through a pointer (its callers hand it their semaphore's
-  address); pass 1's names narrow the escape report;
-- pass 3 (wrappers.py) once the lock/unlock wrapper functions are known.
+- the main pass (declarations, calls, argument trees, types, pairing,
+  contexts, escapes) over every file the prefilter picked;
+- a pass over the files that mention a function doing down()/up()
+  through a pointer (its callers hand it their semaphore's address), and
+  one over the headers that define the types the main pass left unknown
+  (types.cocci only);
+- wrappers.py once the lock/unlock wrapper functions are known.
 """
 from __future__ import annotations
 
-import json
-import tempfile
+import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sem2mutex.audit.intake import CandidateFiles
+from sem2mutex.audit.typeindex import SEMAPHORE, CType
 from sem2mutex.model import (ApiCall, Callback, CallEdge, Escape, FactSet, FieldDecl, FunctionDef,
                     ParseFailure, Position, Target, VarDecl)
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.audit.intake import kernel_files_mentioning
+from sem2mutex.audit.visibility import Visibility
+from sem2mutex.tools.grep import files_with_patterns, word_lines
+from sem2mutex.tools.kernel_tree import is_kernel_source
 from sem2mutex.tools.spatch import ParseError, SpatchOutput, SpatchRunner
 from sem2mutex.tools.lexer import Lexer
 
 FACTS_DIR = COCCI_DIR / "facts"
-PASS1_RULES = [FACTS_DIR / "declarations.cocci", FACTS_DIR / "calls.cocci"]
-PASS2_RULES = [FACTS_DIR / name for name in
-               ("call_targets.cocci", "pairing.cocci", "contexts.cocci", "escapes.cocci")]
+FACT_RULES = [FACTS_DIR / f"{name}.cocci" for name in
+              ("declarations", "calls", "access", "types", "pairing", "contexts", "escapes",
+               "helpers")]
+TYPE_RULES = [FACTS_DIR / "types.cocci"]
 
 ANONYMOUS_PREFIXES = ("struct {", "union {", "struct  {", "union  {")
 
@@ -112,62 +117,36 @@ def var_decls(grouped: dict[str, list[dict]]) -> list[VarDecl]:
 
 
 def field_decls(grouped: dict[str, list[dict]]) -> list[FieldDecl]:
-    arrays = {key(rec) for rec in grouped.get("field_array", [])}
+    """The struct members types.cocci found declared as struct semaphore
+    (or an array of them), with the member path ("holder.sem")."""
     fields = []
     seen: set[tuple[PosKey, str]] = set()
-    for rec in grouped.get("field", []):
+    for rec in grouped.get("member", []):
+        ctype = CType.parse(rec["type"])
+        if ctype.base != SEMAPHORE or ctype.pointers or ctype.function:
+            continue
         if not is_named_type(rec["container"]):
-            continue  # reported again by nested_field with its named holder
+            continue
         k = (key(rec), rec["field"])
         if k in seen:
             continue
         seen.add(k)
-        fields.append(FieldDecl(position(rec), rec["container"], rec["field"], key(rec) in arrays))
+        fields.append(FieldDecl(position(rec), rec["container"], rec["field"], ctype.array,
+                                bool(rec.get("union"))))
     return fields
 
 
 # ------------------------------------------------------------------ calls
 
 
-def field_candidates(shapes: list[dict]) -> tuple[tuple[str | None, str], ...]:
-    """(container, field) readings of a field argument, most precise first."""
-    named = [(s["container"], s["field"]) for s in shapes if is_named_type(s.get("container"))]
-    # Longer paths ("cmd.poll_sem") name the outermost struct: try the
-    # innermost named struct first, as the declaration facts do.
-    named.sort(key=lambda cf: cf[1].count("."))
-    untyped = [(None, s["field"]) for s in shapes if not s.get("container")]
-    ordered: list[tuple[str | None, str]] = []
-    for cand in named + untyped:
-        if cand not in ordered:
-            ordered.append(cand)
-    return tuple(ordered)
-
-
-def target_of(op: str, arg: str, by_address: bool, shapes: list[dict]) -> Target:
-    object_is_bare = op == "__SEMAPHORE_INITIALIZER"
-    if not object_is_bare and not by_address:
-        return Target("pointer", text=arg)
-    wanted = [s for s in shapes if s["addr"] != object_is_bare]
-    for shape in ("field_element", "field"):
-        matching = [s for s in wanted if s["shape"] == shape]
-        if matching:
-            cands = field_candidates(matching)
-            container, fld = cands[0]
-            return Target(shape, container=container, field=fld, text=arg,
-                          candidates=cands)
-    for shape in ("element", "global", "local"):
-        matching = [s for s in wanted if s["shape"] == shape]
-        if matching:
-            return Target(shape, name=matching[0]["name"], text=arg)
-    return Target("unknown", text=arg)
-
-
-def api_calls(grouped: dict[str, list[dict]], shape_records: list[dict]) -> list[ApiCall]:
-    shapes: dict[PosKey, list[dict]] = defaultdict(list)
-    for rec in shape_records:
-        shapes[key(rec)].append(rec)
+def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
     macros = {key(rec): rec["macro"] for rec in grouped.get("in_macro", [])}
     by_address = {key(rec) for rec in grouped.get("by_address", [])}
+    unpaired = {key(rec) for rec in grouped.get("unpaired", [])}
+    released_after: dict[PosKey, int] = {}
+    for rec in grouped.get("unpaired", []):
+        if rec.get("after"):
+            released_after[key(rec)] = min(rec["after"], released_after.get(key(rec), rec["after"]))
     calls = []
     seen: set[PosKey] = set()
     for rec in grouped.get("call", []):
@@ -175,17 +154,10 @@ def api_calls(grouped: dict[str, list[dict]], shape_records: list[dict]) -> list
         if k in seen:
             continue
         seen.add(k)
-        target = target_of(rec["op"], rec["arg"], k in by_address, shapes[k])
-        calls.append(ApiCall(position(rec), rec["op"], target, rec.get("count"),
-                             macros.get(k), paired=True))
+        calls.append(ApiCall(position(rec), rec["op"], rec["arg"], k in by_address,
+                             rec.get("count"), macros.get(k), paired=k not in unpaired,
+                             released_after=released_after.get(k)))
     return calls
-
-
-def with_pairing(calls: list[ApiCall], grouped: dict[str, list[dict]]) -> list[ApiCall]:
-    """Mark the up() calls pairing.cocci found unpaired."""
-    unpaired = {key(rec) for rec in grouped.get("unpaired", [])}
-    return [replace(c, paired=(c.pos.file, c.pos.line, c.pos.col) not in unpaired)
-            for c in calls]
 
 
 def files_with_facts(records: list[dict]) -> set[str]:
@@ -228,18 +200,36 @@ def call_edges(grouped: dict[str, list[dict]]) -> list[CallEdge]:
     return sorted(edges, key=lambda e: (e.file, e.caller, e.callee))
 
 
-def escapes(grouped: dict[str, list[dict]]) -> list[Escape]:
+def field_candidates(shapes: list[dict]) -> tuple[tuple[str | None, str], ...]:
+    """(container, field) readings of a field, most precise first."""
+    named = [(s["container"], s["field"]) for s in shapes if is_named_type(s.get("container"))]
+    # Longer paths ("cmd.poll_sem") name the outermost struct: try the
+    # innermost named struct first, as the declaration facts do.
+    named.sort(key=lambda cf: cf[1].count("."))
+    untyped = [(None, s["field"]) for s in shapes if not s.get("container")]
+    ordered: list[tuple[str | None, str]] = []
+    for cand in named + untyped:
+        if cand not in ordered:
+            ordered.append(cand)
+    return tuple(ordered)
+
+
+def escapes(grouped: dict[str, list[dict]], names: set[str]) -> list[Escape]:
+    """The escapes of NAMES (the semaphores' names): escapes.cocci reports
+    every &field and &variable leaving the API, whatever it is."""
     by_site: dict[tuple[PosKey, str], list[dict]] = defaultdict(list)
     for rec in grouped.get("escape", []):
         name = rec.get("field") or rec.get("name")
-        by_site[((rec["file"], rec["line"], 0), name)].append(rec)
+        if name not in names:
+            continue
+        by_site[((rec["file"], rec["line"], rec["col"]), name)].append(rec)
     result = []
     for recs in by_site.values():
         first = recs[0]
         if first["shape"] == "var":
             target = Target("var", name=first["name"], text=first["name"])
         else:
-            cands = field_candidates([{**r, "shape": "field"} for r in recs])
+            cands = field_candidates(recs)
             target = Target("field", container=cands[0][0], field=cands[0][1],
                             text=first["field"], candidates=cands)
         result.append(Escape(position(first), first["via"], first.get("callee"), target))
@@ -255,60 +245,113 @@ class FactCollector:
     lexer: Lexer
 
     def collect(self, files: CandidateFiles) -> FactSet:
-        facts = FactSet()
-        pass1_files = sorted(set(files.calling) | set(files.declaring))
-        pass1 = self.runner.run("declarations and calls", PASS1_RULES, pass1_files)
-        grouped1 = by_kind(pass1.records)
-        facts.var_decls = var_decls(grouped1)
-        facts.field_decls = field_decls(grouped1)
-        facts.calls = api_calls(grouped1, [])
-
-        pass2_files = files_with_facts(pass1.records)
-        pass2_files |= set(self.pointer_callers(facts))
-        with tempfile.TemporaryDirectory(prefix="sem2mutex-names-") as tmp:
-            names_file = Path(tmp) / "names.json"
-            names_file.write_text(json.dumps(sorted(semaphore_names(facts))))
-            pass2 = self.runner.run("targets, pairing, contexts, escapes", PASS2_RULES,
-                                    sorted(pass2_files),
-                                    env={"SEM2MUTEX_NAMES": str(names_file)})
-        grouped2 = same_file_only(by_kind(pass2.records))
-        facts.calls = with_pairing(api_calls(grouped1, grouped2.get("shape", [])), grouped2)
-        facts.callbacks = callbacks(grouped2)
-        facts.functions = functions(grouped2)
-        facts.call_edges = call_edges(grouped2)
-        facts.escapes = escapes(grouped2)
-        facts.parse_failures = self.parse_failures(pass1, pass2)
-        facts.files_scanned = len(pass1_files)
-        facts.pass2_files = set(pass2_files)
+        main_files = sorted(set(files.calling) | set(files.declaring))
+        outputs = [self.runner.run("facts", FACT_RULES, main_files)]
+        first = by_kind(outputs[0].records)
+        pointer_files = sorted(set(self.pointer_callers(api_calls(first))) - set(main_files))
+        if pointer_files:
+            outputs.append(self.runner.run("facts of pointer callers", FACT_RULES,
+                                           pointer_files))
+        facts = facts_from_records([r for out in outputs for r in out.records])
+        facts.parse_failures = self.parse_failures(semaphore_names(facts), *outputs)
+        facts.files_scanned = len(main_files)
+        facts.pass2_files = set(main_files) | set(pointer_files)
+        facts.parsed_files = set(main_files) | set(pointer_files)
         return facts
 
-    def pointer_callers(self, facts: FactSet) -> list[str]:
+    def more_types(self, missing: set[tuple[str, str, str]], visibility: Visibility,
+                   parsed: set[str]) -> list[dict]:
+        """types.cocci's facts of the headers, not parsed yet, that the files
+        asking for MISSING declarations include and that may declare them
+        (struct mm_struct of <linux/sched.h>, which mentions no semaphore)."""
+        headers: set[str] = set()
+        for _kind, _name, from_file in missing:
+            headers |= {h for h in visibility.closure(from_file) if h.endswith(".h")}
+        headers -= parsed
+        patterns = sorted({declaring_patterns(kind, name) for kind, name, _ in missing})
+        found = sorted(f for f in files_with_patterns(self.runner.tree, sorted(headers), patterns)
+                       if is_kernel_source(f))
+        if not found:
+            return []
+        out = self.runner.run("types of included headers", TYPE_RULES, found)
+        parsed.update(found)
+        return out.records
+
+    def pointer_callers(self, calls: list[ApiCall]) -> list[str]:
         """Files that mention a function doing down()/up() through a pointer."""
-        names = {c.pos.function for c in facts.calls
-                 if c.target.shape == "pointer" and c.macro is None}
+        names = {c.pos.function for c in calls if not c.by_address and c.macro is None
+                 and c.op != "__SEMAPHORE_INITIALIZER"}
         mentions = kernel_files_mentioning(self.runner.tree, names, self.runner.jobs)
         return sorted({f for files in mentions.values() for f in files})
 
-    def parse_failures(self, *outputs: SpatchOutput) -> list[ParseFailure]:
+    def parse_failures(self, names: set[str], *outputs: SpatchOutput) -> list[ParseFailure]:
+        """The files spatch skipped code of, with the semaphore NAMES the
+        skipped lines mention, as Coccinelle's lexer reads them (a name in
+        a comment is no use).  grep first: a file whose skipped lines do not
+        contain any of NAMES as a word needs no lexing."""
         merged: dict[str, list[ParseError]] = defaultdict(list)
         for out in outputs:
             for f, errors in out.parse_errors.items():
                 merged[f] += [e for e in errors if e not in merged[f]]
         files = sorted(merged)
-        tokens = self.lexer.tokens_of(files)
+        textual = word_lines(self.runner.tree, files, names)
+        to_lex = [f for f in files if any(
+            e.first_line <= line <= e.last_line for e in merged[f]
+            for lines in textual.get(f, {}).values() for line in lines)]
+        tokens = self.lexer.tokens_of(to_lex)
         failures = []
         for f in files:
             errors = merged[f]
-            # the lexer still tells which names the lines spatch skipped mention
-            names = {t.text for t in tokens[f] if t.identifier
-                     and any(e.first_line <= t.line <= e.last_line for e in errors)}
+            file_tokens = tokens.get(f, [])
+            skipped = [(i, t) for i, t in enumerate(file_tokens) if t.identifier
+                       and t.text in names
+                       and any(e.first_line <= t.line <= e.last_line for e in errors)]
+            plain = {t.text for i, t in skipped
+                     if not (i and file_tokens[i - 1].text in ("->", "."))}
             failures.append(ParseFailure(f, "; ".join(e.message for e in errors),
-                                         frozenset(names)))
+                                         frozenset(t.text for _, t in skipped),
+                                         frozenset(plain)))
         return failures
 
 
+def declaring_patterns(kind: str, name: str) -> str:
+    """An ERE for the lines that may declare NAME (a prefilter: spatch decides)."""
+    word = re.escape(name)
+    if kind == "struct":
+        return rf"(struct|union)[[:space:]]+{word}[[:space:]]*(\{{|$)"
+    if kind == "typedef":
+        return rf"\b{word}[[:space:]]*(;|\[)"
+    if kind == "function":
+        return rf"\b{word}[[:space:]]*\("
+    return rf"(\b{word}[[:space:]]*(;|=|\[)|define[[:space:]]+{word}\b)"
+
+
+def facts_from_records(records: list[dict]) -> FactSet:
+    grouped = by_kind(records)
+    facts = FactSet()
+    facts.var_decls = var_decls(grouped)
+    facts.field_decls = field_decls(grouped)
+    facts.calls = api_calls(grouped)
+    local = same_file_only(grouped)
+    facts.callbacks = callbacks(local)
+    facts.functions = functions(local)
+    facts.call_edges = call_edges(local)
+    facts.escapes = escapes(grouped, semaphore_names(facts))
+    facts.access_records = [r for r in records if r["kind"].startswith("acc_")]
+    facts.type_records = [r for r in records if r["kind"] in TYPE_KINDS]
+    facts.helper_records = [r for r in records if r["kind"] in HELPER_KINDS]
+    facts.call_sites = sorted({(r["file"], r["line"], r.get("function") or "", r["callee"])
+                               for r in local.get("calls", [])})
+    return facts
+
+
+TYPE_KINDS = ("member", "typedef", "returns", "variable", "call_alias", "macro_member")
+HELPER_KINDS = ("sem_param", "param_passed", "param_other", "local_assigned", "local_other",
+                "handoff", "unheld_handoff", "up_after_handoff")
+
+
 def add_context_records(facts: FactSet, records: list[dict]) -> None:
-    """Merge context facts found after pass 2 (for wrapper callers)."""
+    """Merge context facts found after the main pass (for wrapper callers)."""
     grouped = same_file_only(by_kind(records))
     facts.callbacks = sorted(set(facts.callbacks) | set(callbacks(grouped)),
                              key=lambda c: (c.pos.file, c.pos.line, c.name))

@@ -20,7 +20,8 @@ from sem2mutex.errors import BadInput, BadOption, GrepError, MissingTool, NotAKe
 from sem2mutex.tools.fs import locked
 from sem2mutex.model import ApiEra, KernelTree
 from sem2mutex.paths import DEBIAN_SOURCE_DIRNAME, DEBIAN_SOURCE_TARBALL, CacheLayout
-from sem2mutex.tools.grep import files_matching, files_mentioning
+from sem2mutex.audit.visibility import HeaderPaths, IncludeGraph
+from sem2mutex.tools.grep import files_matching, files_mentioning, include_directives
 from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS, is_kernel_source
 
 
@@ -116,19 +117,36 @@ def in_scope(rel: str, dirs: list[str]) -> bool:
     return not dirs or any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in dirs)
 
 
-def mentions_outside_comments(tree: Path, rel: str, patterns: list[re.Pattern]) -> list[bool]:
-    """Which PATTERNS occur in REL once the C preprocessor dropped its comments.
+# A line no C file holds: where one file's text ends in a batch.
+FILE_MARK = "sem2mutex_file_boundary_9f1c"
+FILES_PER_GCC = 40
+
+
+def mentions_outside_comments(tree: Path, batch: list[str], patterns: list[re.Pattern]
+                              ) -> dict[str, list[bool]]:
+    """Which PATTERNS occur in each file of BATCH once the C preprocessor
+    dropped its comments.
 
     `up(` and `down(` are common words in comments; parsing every file
     that only says "wake up (...)" would double spatch's work.  gcc's own
     preprocessor (-fpreprocessed: no includes, no macro expansion) removes
-    the comments; a file it cannot process is kept whole.
+    the comments, one gcc for a batch of files (a gcc per file costs 40 ms)
+    read back to back with a mark between them; a batch gcc cannot read
+    whole (a comment left open) is split in two, and a file gcc cannot
+    process is kept whole.
     """
-    done = subprocess.run(["gcc", "-x", "c", "-fpreprocessed", "-dD", "-E", "-P", rel],
-                          cwd=tree, capture_output=True, text=True, errors="replace")
-    if done.returncode != 0:
-        return [True] * len(patterns)
-    return [bool(p.search(done.stdout)) for p in patterns]
+    text = "".join(f"\n{FILE_MARK}\n" + (tree / rel).read_text(errors="replace")
+                   for rel in batch)
+    done = subprocess.run(["gcc", "-x", "c", "-fpreprocessed", "-dD", "-E", "-P", "-"],
+                          input=text, capture_output=True, text=True, errors="replace")
+    parts = done.stdout.split(FILE_MARK)[1:] if done.returncode == 0 else []
+    if len(parts) != len(batch):
+        if len(batch) == 1:
+            return {batch[0]: [True] * len(patterns)}
+        half = len(batch) // 2  # find the file gcc stumbles on
+        return {**mentions_outside_comments(tree, batch[:half], patterns),
+                **mentions_outside_comments(tree, batch[half:], patterns)}
+    return {rel: [bool(p.search(part)) for p in patterns] for rel, part in zip(batch, parts)}
 
 
 def split_by_mentions(tree: Path, files: set[str]) -> tuple[set[str], set[str]]:
@@ -138,9 +156,12 @@ def split_by_mentions(tree: Path, files: set[str]) -> tuple[set[str], set[str]]:
     if shutil.which("gcc") is None:
         found = {f: [True, True] for f in ordered}
     else:
+        batches = [ordered[i:i + FILES_PER_GCC] for i in range(0, len(ordered), FILES_PER_GCC)]
+        found = {}
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            found = dict(zip(ordered, pool.map(
-                lambda f: mentions_outside_comments(tree, f, patterns), ordered)))
+            for part in pool.map(lambda b: mentions_outside_comments(tree, b, patterns),
+                                 batches):
+                found.update(part)
     return ({f for f in ordered if found[f][0]}, {f for f in ordered if found[f][1]})
 
 
@@ -177,3 +198,12 @@ def kernel_files_mentioning(tree: Path, names: set[str], jobs: int) -> dict[str,
     prefilter for spatch: callers of a wrapper or of a pointer helper)."""
     found = files_mentioning(tree, names, jobs, skip=NON_KERNEL_TOP_DIRS)
     return {name: {f for f in files if is_kernel_source(f)} for name, files in found.items()}
+
+
+def include_graph(tree: Path, jobs: int) -> IncludeGraph:
+    """The #include graph of TREE's kernel sources (audit/visibility.py)."""
+    try:
+        directives = include_directives(tree, jobs, skip=NON_KERNEL_TOP_DIRS)
+    except GrepError as err:
+        raise NotAKernelTree(f"cannot read {tree}: {err}") from err
+    return IncludeGraph.build(directives, HeaderPaths.scan(tree, skip=NON_KERNEL_TOP_DIRS))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sem2mutex.model import Instance, Location, Reason
+from sem2mutex.tools.grep import word_lines
 from sem2mutex.tools.lexer import Lexer, Token
 
 VARIABLE_KINDS = ("global", "static", "local", "array")
@@ -38,7 +39,8 @@ def mentions_in(tokens: list[Token]) -> list[Mention]:
 
 def explained_lines(inst: Instance) -> set[Location]:
     return ({d for d in inst.decls} | {i.location for i in inst.inits}
-            | {s.location for s in inst.sites} | {e.pos.location for e in inst.escapes})
+            | {s.location for s in inst.sites} | {e.pos.location for e in inst.escapes}
+            | set(inst.aliased_at))
 
 
 def files_of(inst: Instance) -> set[str]:
@@ -59,6 +61,17 @@ def unexplained(inst: Instance, mentions: dict[str, list[Mention]]) -> list[Loca
     return found
 
 
+def needs_lexing(inst: Instance, textual: dict[str, dict[str, set[int]]]) -> set[str]:
+    """The files where INST's name occurs as a word on a line the analysis
+    did not explain: only there can the lexer find an unexplained use (its
+    identifiers are a subset of grep's words, comments and strings aside)."""
+    name = inst.name.split(".")[-1]
+    known = explained_lines(inst)
+    return {f for f in files_of(inst)
+            if any(Location(f, line) not in known
+                   for line in textual.get(f, {}).get(name, ()))}
+
+
 @dataclass
 class MentionCheck:
     lexer: Lexer
@@ -66,12 +79,19 @@ class MentionCheck:
     def run(self, candidates: list[Instance]) -> None:
         checked = [i for i in candidates if i.kind in VARIABLE_KINDS + FIELD_KINDS]
         files = sorted({f for inst in checked for f in files_of(inst)})
+        # grep first: a file whose every mention sits on a known line needs
+        # no lexing (lexing every file of every candidate costs minutes)
+        textual = word_lines(self.lexer.tree, files,
+                             {inst.name.split(".")[-1] for inst in checked})
+        suspicious = {inst.id: needs_lexing(inst, textual) for inst in checked}
+        lexed = sorted({f for fs in suspicious.values() for f in fs})
         mentions = {f: mentions_in(tokens)
-                    for f, tokens in self.lexer.tokens_of(files).items()}
+                    for f, tokens in self.lexer.tokens_of(lexed).items()}
         for inst in checked:
-            where = unexplained(inst, mentions)
+            where = unexplained(inst, {f: m for f, m in mentions.items()
+                                       if f in suspicious[inst.id]})
             if where:
                 inst.notes.append(Reason(
-                    "unexplained-use", f"`{inst.name}` is named where the analysis saw no "
-                    "API call, declaration or escape (an alias, sizeof, a copy, a macro "
-                    "argument...): " + ", ".join(str(l) for l in where[:8]), tuple(where)))
+                    "unexplained-use", f"`{inst.name}` is named where the analysis saw no API call, "
+                    "declaration or escape (an alias, sizeof, a copy, a macro argument...): "
+                    + ", ".join(str(l) for l in where[:8]), tuple(where)))

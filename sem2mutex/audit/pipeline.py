@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -9,14 +10,19 @@ from sem2mutex.audit.classify import classify_all
 from sem2mutex.audit.contexts import add_address_taken, build_context_map
 from sem2mutex.audit.decisions import VerdictApplier
 from sem2mutex.audit.facts import FactCollector, add_context_records
-from sem2mutex.audit.intake import candidate_files
-from sem2mutex.model import Audit, KernelTree, SemClass, Verdict
+from sem2mutex.audit.intake import candidate_files, include_graph
+from sem2mutex.model import Audit, FactSet, KernelTree, SemClass, Verdict
 from sem2mutex.progress import Progress
-from sem2mutex.audit.resolve import build_instances
+from sem2mutex.audit.resolve import Resolved, build_instances
+from sem2mutex.tools.cache import ResultCache, no_cache
 from sem2mutex.tools.spatch import SpatchRunner
 from sem2mutex.audit.mentions import MentionCheck
 from sem2mutex.tools.lexer import Lexer
+from sem2mutex.audit.visibility import Visibility
 from sem2mutex.audit.wrappers import WrapperAnalysis, count_one
+
+
+TYPE_ROUNDS = 2
 
 
 @dataclass
@@ -26,39 +32,71 @@ class AnalysisRequest:
     dirs: list[str] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     jobs: int = 2
+    cache: ResultCache = field(default_factory=no_cache)
 
 
 def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
     started = time.monotonic()
-    files = candidate_files(req.tree, req.dirs, req.jobs)
+    with progress.stage("prefilter (grep)"):
+        files = candidate_files(req.tree, req.dirs, req.jobs)
     progress.step(f"{len(files.declaring)} files may declare, {len(files.calling)} may call "
                   "the semaphore API")
-    runner = SpatchRunner(req.spatch, req.tree.path, req.jobs, progress)
-    lexer = Lexer(req.spatch, req.tree.path, req.jobs)
-    facts = FactCollector(runner, lexer).collect(files)
-    instances = build_instances(facts)
+    runner = SpatchRunner(req.spatch, req.tree.path, req.jobs, progress, cache=req.cache)
+    lexer = Lexer(req.spatch, req.tree.path, req.jobs, cache=req.cache)
+    collector = FactCollector(runner, lexer)
+    # grep and a directory walk: I/O that overlaps spatch's parsing
+    with ThreadPoolExecutor(max_workers=1) as background:
+        graph = background.submit(include_graph, req.tree.path, req.jobs)
+        with progress.stage("facts (spatch, one parse per file)"):
+            facts = collector.collect(files)
+        visibility = Visibility(graph.result())
+    with progress.stage("resolve (types, helpers)"):
+        resolved = resolve_with_types(collector, facts, visibility)
+    instances = resolved.instances
     contexts = build_context_map(facts)
-    add_context_records(facts, WrapperAnalysis(runner, progress).run(instances, facts, contexts,
-                                                                 facts.pass2_files))
+    with progress.stage("wrappers (spatch)"):
+        add_context_records(facts, WrapperAnalysis(runner, progress).run(
+            instances, facts, contexts, facts.pass2_files))
     contexts = build_context_map(facts)
-    add_address_taken(contexts, facts, lexer,
-                      {s.location.file for i in instances if count_one(i)
-                       for s in i.sites if s.op == "down_trylock"})
-    if req.dirs:
-        instances = [i for i in instances if touches_scope(i, req.dirs)]
-    classify_all(instances, contexts)
-    # The last check before `mutex`; lexing every file of every count-one
-    # semaphore costs more than the rest of this stage, and a semaphore
-    # that is not a mutex already gains nothing from one more obstacle.
-    candidates = [i for i in instances if i.sem_class is SemClass.MUTEX]
-    MentionCheck(lexer).run(candidates)
-    classify_all(candidates, contexts)
+    with progress.stage("lexer (trylock callers, unexplained uses)"):
+        add_address_taken(contexts, facts, lexer,
+                          {s.location.file for i in instances if count_one(i)
+                           for s in i.sites if s.op == "down_trylock"})
+        if req.dirs:
+            instances = [i for i in instances if touches_scope(i, req.dirs)]
+        classify_all(instances, contexts)
+        # The last check before `mutex`; lexing every file of every count-one
+        # semaphore costs more than the rest of this stage, and a semaphore
+        # that is not a mutex already gains nothing from one more obstacle.
+        candidates = [i for i in instances if i.sem_class is SemClass.MUTEX]
+        MentionCheck(lexer).run(candidates)
+        classify_all(candidates, contexts)
     stale = VerdictApplier(req.verdicts).apply(instances)
     for s in stale:
         progress.warn(f"stale verdict for {s.verdict.instance}: {s.why}")
+    progress.spent_on("spatch", runner.seconds_by_file)
+    progress.spent_on("lexer", lexer.seconds_by_file)
     return Audit(tree=req.tree, scope=req.dirs, instances=instances,
                  parse_failures=facts.parse_failures, stale_verdicts=stale,
-                 files_scanned=facts.files_scanned, seconds=time.monotonic() - started)
+                 other_type_calls=resolved.other_type_calls,
+                 files_scanned=facts.files_scanned, seconds=time.monotonic() - started,
+                 timings=progress.timings())
+
+
+def resolve_with_types(collector: FactCollector, facts: FactSet,
+                       visibility: Visibility) -> Resolved:
+    """Instances from the facts; a struct or typedef some call needs may
+    live in a header the prefilter did not pick (no semaphore in it):
+    those are parsed (types.cocci only), twice at most (a typedef's struct
+    may be in a third header)."""
+    resolved = build_instances(facts, visibility)
+    for _ in range(TYPE_ROUNDS):
+        more = collector.more_types(resolved.missing_types, visibility, facts.parsed_files)
+        if not more:
+            break
+        facts.type_records += more
+        resolved = build_instances(facts, visibility)
+    return resolved
 
 
 def touches_scope(inst, dirs: list[str]) -> bool:

@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from sem2mutex.tools.fs import write_json_atomic, write_text_atomic
-from sem2mutex.audit.classify import merge_by_code
+from sem2mutex.audit.classify import ambiguity, merge_by_code
 from sem2mutex.tools.maintainers import Maintainers
 from sem2mutex.model import Audit, Instance, Reason, SemClass
 
@@ -36,12 +36,15 @@ def instance_json(inst: Instance) -> dict:
         "notes": [reason_json(r) for r in merge_by_code(inst.notes)
                   if r.code not in {x.code for x in inst.reasons}],
         "inits": [{"file": i.location.file, "line": i.location.line, "count": i.count,
-                   "count_text": i.count_text, "op": i.op} for i in inst.inits],
+                   "count_text": i.count_text, "op": i.op, "macro": i.macro}
+                  for i in inst.inits],
         "sites": [{"file": s.location.file, "line": s.location.line, "function": s.function,
                    "op": s.op, "paired": s.paired, "macro": s.macro,
-                   "via_wrapper": s.via_wrapper} for s in inst.sites],
+                   "via_wrapper": s.via_wrapper, "via_helper": s.via_helper,
+                   "released_after": s.released_after} for s in inst.sites],
         "escapes": [{"file": e.pos.file, "line": e.pos.line, "function": e.pos.function,
                      "via": e.via, "callee": e.callee} for e in inst.escapes],
+        "ambiguity": ambiguity(inst),
         "pinned": None if inst.pinned is None else {
             "class": inst.pinned.sem_class.value, "reviewer": inst.pinned.reviewer,
             "reason": inst.pinned.reason,
@@ -58,12 +61,20 @@ def audit_json(audit: Audit) -> dict:
         "scope": audit.scope,
         "summary": {"instances": len(audit.instances),
                     **{c.value: counts.get(c.value, 0) for c in CLASS_ORDER},
+                    "ambiguous_doubtful": sum(1 for i in audit.instances
+                                              if ambiguity(i) == "doubtful"),
+                    "ambiguous_unseen": sum(1 for i in audit.instances
+                                            if ambiguity(i) == "unseen"),
                     "pinned": sum(1 for i in audit.instances if i.pinned),
                     "files_scanned": audit.files_scanned,
                     "parse_failures": len(audit.parse_failures),
                     "seconds": round(audit.seconds, 1)},
+        "timings": audit.timings,
         "instances": [instance_json(i) for i in audit.instances],
         "parse_failures": [{"file": p.file, "error": p.error} for p in audit.parse_failures],
+        "other_type_calls": [{"file": c.location.file, "line": c.location.line, "op": c.op,
+                              "argument": c.text, "why": c.why}
+                             for c in audit.other_type_calls],
         "stale_verdicts": [{"instance": s.verdict.instance, "class": s.verdict.sem_class.value,
                             "reviewer": s.verdict.reviewer, "why": s.why}
                            for s in audit.stale_verdicts],
@@ -98,28 +109,22 @@ def pinned_line(inst: Instance) -> list[str]:
             f"(tool said {inst.classified_as.value}): {inst.pinned.reason}"]
 
 
-def audit_markdown(audit: Audit, maintainers: Maintainers) -> str:
-    counts = Counter(i.sem_class for i in audit.instances)
-    out = [f"# Semaphore audit: Linux {audit.tree.version}", "",
-           f"Tree `{audit.tree.path}` (API era {audit.tree.api_era.value}); "
-           f"{audit.files_scanned} files scanned"
-           + (f" under {', '.join(audit.scope)}" if audit.scope else "") + ".", "",
-           "| class | instances |", "|---|---|"]
-    out += [f"| {c.value} | {counts.get(c, 0)} |" for c in CLASS_ORDER]
-    out += [f"| **total** | {len(audit.instances)} |", ""]
-    if audit.stale_verdicts:
-        out += ["## Stale reviewer verdicts", ""]
-        out += [f"- `{s.verdict.instance}` ({s.verdict.sem_class.value}, "
-                f"{s.verdict.reviewer}): {s.why}" for s in audit.stale_verdicts]
-        out.append("")
-    if audit.parse_failures:
-        out += ["## Files spatch could not parse", ""]
-        out += [f"- `{p.file}`: {p.error}" for p in audit.parse_failures]
-        out.append("")
-    ambiguous = [i for i in audit.instances if i.sem_class is SemClass.AMBIGUOUS]
-    out += ["## Ambiguous: a human has to look at these", ""]
+AMBIGUITY_SECTIONS = (
+    ("doubtful", "Ambiguous, doubtful code: start here",
+     "The code itself is unsafe or unproven for a mutex (a release in another task or "
+     "in atomic context, an escaping address, an unpaired up(), ...)."),
+    ("unseen", "Ambiguous, not all uses seen",
+     "Nothing doubtful was found, but the analysis could not see every use (a call it "
+     "could not tie to one semaphore, code spatch could not parse, no initialisation "
+     "found): check the uses it lists, then pin a verdict."),
+)
+
+
+def ambiguous_section(title: str, intro: str, members: list[Instance],
+                      maintainers: Maintainers) -> list[str]:
+    out = [f"## {title} ({len(members)})", "", intro, ""]
     by_subsystem: dict[str, list[Instance]] = defaultdict(list)
-    for inst in ambiguous:
+    for inst in members:
         by_subsystem[maintainers.section_for(inst.file)].append(inst)
     for subsystem in sorted(by_subsystem):
         out += [f"### {subsystem}", ""]
@@ -127,12 +132,50 @@ def audit_markdown(audit: Audit, maintainers: Maintainers) -> str:
             out.append(f"- {describe(inst)} — id `{inst.id}`")
             out += pinned_line(inst) + reason_lines(inst.reasons)
         out.append("")
+    return out
+
+
+def audit_markdown(audit: Audit, maintainers: Maintainers) -> str:
+    counts = Counter(i.sem_class for i in audit.instances)
+    kinds = Counter(ambiguity(i) for i in audit.instances)
+    out = [f"# Semaphore audit: Linux {audit.tree.version}", "",
+           f"Tree `{audit.tree.path}` (API era {audit.tree.api_era.value}); "
+           f"{audit.files_scanned} files scanned"
+           + (f" under {', '.join(audit.scope)}" if audit.scope else "") + ".", "",
+           "| class | instances |", "|---|---|"]
+    for c in CLASS_ORDER:
+        out.append(f"| {c.value} | {counts.get(c, 0)} |")
+        if c is SemClass.AMBIGUOUS:
+            out += [f"| ambiguous: doubtful code | {kinds.get('doubtful', 0)} |",
+                    f"| ambiguous: not all uses seen | {kinds.get('unseen', 0)} |"]
+    out += [f"| **total** | {len(audit.instances)} |", ""]
+    if audit.stale_verdicts:
+        out += ["## Stale reviewer verdicts", ""]
+        out += [f"- `{s.verdict.instance}` ({s.verdict.sem_class.value}, "
+                f"{s.verdict.reviewer}): {s.why}" for s in audit.stale_verdicts]
+        out.append("")
+    for kind, title, intro in AMBIGUITY_SECTIONS:
+        members = [i for i in audit.instances if ambiguity(i) == kind]
+        out += ambiguous_section(title, intro, members, maintainers)
     for cls in (SemClass.MUTEX, SemClass.COUNTING, SemClass.SIGNAL):
         members = [i for i in audit.instances if i.sem_class is cls]
         out += [f"## {cls.value.capitalize()} ({len(members)})", ""]
         for inst in members:
             out.append(f"- {describe(inst)} — id `{inst.id}`")
             out += pinned_line(inst) + reason_lines(inst.reasons, limit=3)
+        out.append("")
+    if audit.other_type_calls:
+        out += ["## Appendix: semaphore calls on something else", "",
+                "These calls resolve to an object that is not a struct semaphore (code "
+                "under an #if that is never compiled): no instance.", ""]
+        out += [f"- {c.op}() on `{c.text}` at {c.location}: {c.why}"
+                for c in audit.other_type_calls]
+        out.append("")
+    if audit.parse_failures:
+        out += ["## Appendix: files spatch could not parse", "",
+                "The skipped lines of each file were still read with Coccinelle's lexer: a "
+                "semaphore they name that the file can see carries `parse-failure`.", ""]
+        out += [f"- `{p.file}`: {p.error}" for p in audit.parse_failures]
         out.append("")
     return "\n".join(out)
 

@@ -1,18 +1,28 @@
 """Resolve stage: merge the facts of every file into semaphore instances.
 
 One instance per semaphore: a global (by name), a static or a local (by
-file), a struct field (by struct and field, whichever files use it; a
-struct defined inside a .c file is private to it), an array of them.  A
-call whose argument cannot be tied to exactly one instance is kept as an
-`unresolved` or `pointer` instance: nothing spatch saw is dropped.
+file), a struct member (by struct and member, whichever files use it; a
+struct defined inside a .c file is private to it), an array of them.
+
+Each call's argument is typed (access.py, with the tree-wide TypeIndex
+and the include graph's Visibility) and tied to the instance it names.
+A call that cannot be tied to exactly one instance is kept as an
+`unresolved` or `pointer` instance, with why: nothing spatch saw is
+dropped.  A call whose argument turns out not to be a semaphore at all
+(down() on an rw_semaphore in dead #if code) is listed apart.
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from sem2mutex.audit.access import AccessIndex, Denotation
+from sem2mutex.audit.helpers import (Attribution, Handoffs, attributed_sites, collect_helpers,
+                                     follow, helper_note, local_aliases, releases)
+from sem2mutex.audit.typeindex import CType, Member, TypeIndex
+from sem2mutex.audit.visibility import Visibility
 from sem2mutex.model import (ApiCall, FactSet, FieldDecl, Init, Instance, Location,
-                    Position, Reason, Site, Target, VarDecl)
+                             OtherTypeCall, Position, Reason, Site, Target, VarDecl)
 
 LOCK_OPS = ("down", "down_interruptible", "down_killable", "down_trylock", "down_timeout")
 UNLOCK_OPS = ("up",)
@@ -41,6 +51,28 @@ def function_of(pos: Position, macro: str | None) -> str:
 
 def is_header(path: str) -> bool:
     return path.endswith(".h")
+
+
+def field_id(file: str, container: str, fld: str) -> str:
+    if is_header(file):
+        return f"field:{container}.{fld}"
+    return f"field:{file}:{container}.{fld}"
+
+
+def field_instance_id(decl: FieldDecl) -> str:
+    return field_id(decl.pos.file, decl.container, decl.field)
+
+
+def member_instance_id(member: Member) -> str:
+    return field_id(member.file, member.container, member.field)
+
+
+def var_instance_id(decl: VarDecl) -> str:
+    if decl.storage == "local":
+        return f"local:{decl.pos.file}:{decl.pos.function}:{decl.name}"
+    if decl.storage == "static":
+        return f"static:{decl.pos.file}:{decl.name}"
+    return f"global:{decl.name}"
 
 
 @dataclass
@@ -74,110 +106,132 @@ class DeclIndex:
         return index
 
 
-def field_instance_id(decl: FieldDecl) -> str:
-    if is_header(decl.pos.file):
-        return f"field:{decl.container}.{decl.field}"
-    return f"field:{decl.pos.file}:{decl.container}.{decl.field}"
-
-
-def var_instance_id(decl: VarDecl) -> str:
-    if decl.storage == "local":
-        return f"local:{decl.pos.file}:{decl.pos.function}:{decl.name}"
-    if decl.storage == "static":
-        return f"static:{decl.pos.file}:{decl.name}"
-    return f"global:{decl.name}"
-
-
-def header_visible_from(header: str, file: str) -> bool:
-    """Whether FILE can plausibly include HEADER.
-
-    Headers in an include/ directory are for everyone; a driver's local
-    header is included from its own directory or a neighbour ("../x.h").
-    """
-    if header.startswith("include/") or "/include/" in header:
-        return True
-    parent = header.rsplit("/", 2)[0] if header.count("/") >= 2 else ""
-    return file.startswith(parent + "/") if parent else True
-
-
-def visible_field_decls(decls: list[FieldDecl], file: str) -> list[FieldDecl]:
-    """Declarations a file can see: its own, else those in headers it may include."""
-    own = [d for d in decls if d.pos.file == file]
-    return own or [d for d in decls if is_header(d.pos.file)
-                   and header_visible_from(d.pos.file, file)]
-
-
-def shared_dirs(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1]):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def nearest_field_decls(decls: list[FieldDecl], file: str) -> list[FieldDecl]:
-    """Of the visible declarations, those in the headers closest to FILE.
-
-    A driver includes its own directory's headers far more often than a
-    header of another driver that happens to use the same field name.
-    """
-    visible = visible_field_decls(decls, file)
-    if not visible:
-        return []
-    best = max(shared_dirs(d.pos.file, file) for d in visible)
-    return [d for d in visible if shared_dirs(d.pos.file, file) == best]
-
-
 @dataclass
 class Resolution:
-    instance_id: str | None
-    note: Reason | None = None
+    instance_ids: list[str]  # the instances the argument names (several: a ?: b)
+    notes: list[Reason] = field(default_factory=list)
     # instance ids that an unresolved argument could name
     suspects: tuple[str, ...] = ()
+    pointer: bool = False  # a pointer chosen at run time
+    unresolved: str | None = None  # why it could not be tied down
+    other_type: str | None = None  # not a semaphore at all
 
 
 @dataclass
 class Resolver:
     index: DeclIndex
+    types: TypeIndex
+    visibility: Visibility
+    access: AccessIndex
 
-    def resolve(self, target: Target, pos: Position) -> Resolution:
-        if target.shape in ("global", "local", "element", "var"):
-            return self.resolve_var(target.name or "", pos)
-        if target.shape in ("field", "field_element"):
-            return self.resolve_field(target, pos)
-        return Resolution(None)
+    # ------------------------------------------------------------- calls
 
-    def resolve_var(self, name: str, pos: Position) -> Resolution:
-        local = self.index.locals.get((pos.file, pos.function, name))
+    def resolve_call(self, call: ApiCall) -> Resolution:
+        tree = self.access.trees.get(call.key)
+        by_address = call.by_address or call.op == "__SEMAPHORE_INITIALIZER"
+        if tree is None:
+            if not by_address:
+                return Resolution([], pointer=True)
+            return Resolution([], unresolved="spatch reported no structure for the argument")
+        resolution = Resolution([])
+        for d in tree.denote(self.types, by_address):
+            self.add_denotation(resolution, d, call.pos, call.arg)
+        if resolution.unresolved or resolution.pointer:
+            resolution.suspects += self.macro_suspects(tree, call.pos.file)
+        return resolution
+
+    def macro_suspects(self, tree, file: str) -> tuple[str, ...]:
+        """The semaphore members a macro of the argument reaches
+        (&spi_dv_sem(starget)): the call may act on any of them."""
+        names = {m for n in tree.nodes if n.kind in ("call", "ident")
+                 for m in self.types.macro_members.get(n.name, ())}
+        return tuple(sorted({field_instance_id(f) for name in names
+                             for f in self.visible_fields(name, file)}))
+
+    def add_denotation(self, res: Resolution, d: Denotation, pos: Position, text: str) -> None:
+        if d.kind == "field":
+            res.instance_ids.append(member_instance_id(d.members[0]))
+        elif d.kind == "var":
+            iid = self.var_id(d.name or "", pos, d.local)
+            if iid:
+                res.instance_ids.append(iid)
+            else:
+                res.unresolved = (f"`{d.name}` is not declared as a struct semaphore in any "
+                                  "file this analysis parsed")
+                res.suspects += self.suspect_vars(d.name or "", pos.file)
+        elif d.kind == "other-type":
+            res.other_type = d.why
+        elif d.kind == "pointer":
+            res.pointer = True
+        else:
+            self.by_field_name(res, d, pos, text)
+
+    def var_id(self, name: str, pos: Position, local: bool) -> str | None:
+        found = self.index.locals.get((pos.file, pos.function, name))
+        if found:
+            return var_instance_id(found)
         if local:
-            return Resolution(var_instance_id(local))
+            return None
         static = self.index.statics.get((pos.file, name))
         if static:
-            return Resolution(var_instance_id(static))
+            return var_instance_id(static)
         if name in self.index.globals or name in self.index.externs:
-            return Resolution(f"global:{name}")
-        return Resolution(None)
+            return f"global:{name}"
+        # a static declared in a header: every includer gets its own copy,
+        # one instance for them all (as a header's struct member)
+        in_headers = sorted({var_instance_id(d) for (file, n), d in self.index.statics.items()
+                             if n == name and is_header(file)
+                             and self.visibility.sees(pos.file, file)})
+        return in_headers[0] if len(in_headers) == 1 else None
 
-    def resolve_field(self, target: Target, pos: Position) -> Resolution:
+    def by_field_name(self, res: Resolution, d: Denotation, pos: Position, text: str) -> None:
+        """The argument's struct is not known: a semaphore member of that
+        name is the only candidate when exactly one is visible from the
+        file; every other one of that name becomes a suspect."""
+        name = (d.untyped_field or "").split(".")[-1]
+        visible = self.visible_fields(name, pos.file) if name else []
+        ids = sorted({field_instance_id(f) for f in visible})
+        if len(ids) == 1:
+            (chosen,) = ids
+            res.instance_ids.append(chosen)
+            res.notes.append(Reason(
+                "resolved-by-field-name",
+                f"`{text}` could not be typed ({d.why}); the only semaphore member named "
+                f"`{name}` visible from {pos.file} is {chosen}", (pos.location,)))
+            return
+        res.unresolved = d.why
+        res.suspects += tuple(ids)
+
+    def visible_fields(self, name: str, file: str) -> list[FieldDecl]:
+        return [f for f in self.index.by_field_name.get(name, [])
+                if self.visibility.sees(file, f.pos.file)]
+
+    def suspect_vars(self, name: str, file: str) -> tuple[str, ...]:
+        decls = self.index.globals.get(name, []) + self.index.externs.get(name, [])
+        return tuple(sorted({f"global:{name}" for d in decls
+                             if self.visibility.sees(file, d.pos.file)}))
+
+    # ----------------------------------------------------------- escapes
+
+    def resolve_escape(self, target: Target, pos: Position) -> Resolution:
+        if target.shape == "var":
+            iid = self.var_id(target.name or "", pos, local=False)
+            return Resolution([iid] if iid else [])
         for container, fld in target.candidates:
             if container is None:
                 continue
-            decls = visible_field_decls(self.index.fields.get((container, fld), []), pos.file)
-            if decls:
-                return Resolution(field_instance_id(decls[0]))
+            canonical = self.types.canonical(CType.parse(container), pos.file)
+            key = canonical.base if canonical else container
+            members = [m for m in self.types.member(key, fld, pos.file) if m.type.is_semaphore]
+            if members:
+                return Resolution([member_instance_id(members[0])])
+            if canonical and self.types.defines(key, pos.file):
+                return Resolution([])  # a member of another type
         name = (target.field or "").split(".")[-1]
-        named = self.index.by_field_name.get(name, [])
-        all_ids = {field_instance_id(d) for d in visible_field_decls(named, pos.file)}
-        ids = {field_instance_id(d) for d in nearest_field_decls(named, pos.file)}
+        ids = sorted({field_instance_id(f) for f in self.visible_fields(name, pos.file)})
         if len(ids) == 1:
-            (chosen,) = ids
-            note = Reason("resolved-by-field-name",
-                          f"spatch could not type `{target.text}`; the nearest semaphore "
-                          f"field named `{name}` is {chosen}", (pos.location,))
-            # The other fields of that name cannot rule this call out.
-            return Resolution(chosen, note, suspects=tuple(sorted(all_ids - ids)))
-        return Resolution(None, suspects=tuple(sorted(all_ids)))
+            return Resolution(ids)
+        return Resolution([], suspects=tuple(ids))
 
 
 @dataclass
@@ -185,6 +239,7 @@ class InstanceTable:
     """The instances being built, by id."""
 
     by_id: dict[str, Instance] = field(default_factory=dict)
+    other_type_calls: list[OtherTypeCall] = field(default_factory=list)
 
     def get_or_create(self, instance_id: str, kind: str, name: str, struct: str | None,
                       file: str, line: int | None = None) -> Instance:
@@ -208,80 +263,221 @@ def declare_instances(facts: FactSet, table: InstanceTable) -> None:
         inst = table.get_or_create(field_instance_id(f), "field-array" if f.array else "field",
                                    f.field, f.container, f.pos.file, f.pos.line)
         inst.decls.append(f.pos.location)
+        if f.in_union and not any(n.code == "in-union" for n in inst.notes):
+            inst.notes.append(Reason("in-union", "a member of a union: its storage is shared "
+                                     "with the union's other members, which a mutex's "
+                                     "owner and wait list would overlap too",
+                                     (f.pos.location,)))
 
 
-def pseudo_instance(table: InstanceTable, call_pos: Position, target: Target,
-                    function: str) -> Instance:
-    if target.shape == "pointer":
-        iid = f"pointer:{call_pos.file}:{function}:{target.text}"
-        return table.get_or_create(iid, "pointer", target.text, None, call_pos.file,
-                                   call_pos.line)
-    iid = f"unresolved:{call_pos.file}:{target.text}"
-    return table.get_or_create(iid, "unresolved", target.text, target.container,
-                               call_pos.file, call_pos.line)
+def pseudo_instance(table: InstanceTable, call: ApiCall, res: Resolution) -> Instance:
+    function = function_of(call.pos, call.macro)
+    if res.pointer and res.unresolved is None:
+        iid = f"pointer:{call.pos.file}:{function}:{call.arg}"
+        return table.get_or_create(iid, "pointer", call.arg, None, call.pos.file,
+                                   call.pos.line)
+    iid = f"unresolved:{call.pos.file}:{call.arg}"
+    inst = table.get_or_create(iid, "unresolved", call.arg, None, call.pos.file,
+                               call.pos.line)
+    why = res.unresolved or "its form is not understood"
+    if not any(n.code == "unresolved-why" and n.detail == why for n in inst.notes):
+        inst.notes.append(Reason("unresolved-why", why, (call.pos.location,)))
+    return inst
 
 
 def attach_call(call: ApiCall, inst: Instance) -> None:
     loc = call.pos.location
     if call.op in INIT_OPS:
         count = FIXED_COUNTS.get(call.op, literal_count(call.count))
-        inst.inits.append(Init(loc, call.op, count, call.count or str(count)))
+        inst.inits.append(Init(loc, call.op, count, call.count or str(count), call.macro))
     else:
         inst.sites.append(Site(loc, function_of(call.pos, call.macro), call.op,
-                               paired=call.paired, macro=call.macro))
+                               paired=call.paired, macro=call.macro,
+                               released_after=call.released_after))
 
 
 def attach_calls(facts: FactSet, resolver: Resolver, table: InstanceTable) -> None:
     for call in facts.calls:
-        res = resolver.resolve(call.target, call.pos)
-        if res.instance_id and res.instance_id in table.by_id:
-            inst = table.by_id[res.instance_id]
-        else:
-            inst = pseudo_instance(table, call.pos, call.target,
-                                   function_of(call.pos, call.macro))
+        res = resolver.resolve_call(call)
+        if res.other_type and not res.instance_ids and not res.pointer:
+            table.other_type_calls.append(OtherTypeCall(call.pos.location, call.op, call.arg,
+                                                        res.other_type))
+            continue
+        targets = [table.by_id[i] for i in dict.fromkeys(res.instance_ids) if i in table.by_id]
+        missing = [i for i in res.instance_ids if i not in table.by_id]
+        if missing and res.unresolved is None:
+            res.unresolved = f"{', '.join(missing)} is not a declared semaphore"
+        if not targets or res.unresolved or (res.pointer and not targets):
+            targets.append(pseudo_instance(table, call, res))
         for suspect in res.suspects:
             if suspect in table.by_id:
                 table.by_id[suspect].notes.append(Reason(
                     "possible-unresolved-use",
-                    f"`{call.target.text}` ({call.op}) may name this semaphore; spatch "
-                    f"could not tell which struct it belongs to", (call.pos.location,)))
-        if res.note:
-            inst.notes.append(res.note)
-        attach_call(call, inst)
+                    f"`{call.arg}` ({call.op}) may name this semaphore: "
+                    f"{res.unresolved or 'its struct is not known'}", (call.pos.location,)))
+        for inst in targets:
+            inst.notes.extend(res.notes)
+            attach_call(call, inst)
 
 
-def attach_escapes(facts: FactSet, resolver: Resolver, table: InstanceTable) -> None:
+def attach_escapes(facts: FactSet, resolver: Resolver, table: InstanceTable,
+                   attribution: Attribution | None = None) -> dict[tuple[str, int], list[str]]:
+    """Attach each escape to the instance whose address leaves the API.
+    A call of a followed helper is no escape: the helper's operations
+    become the instance's, at the call.  Returns the instances of each
+    stored address by (file, line), for the local aliases."""
+    stored: dict[tuple[str, int], list[str]] = defaultdict(list)
+    handoffs = Handoffs.from_records(facts.helper_records)
     for esc in facts.escapes:
-        res = resolver.resolve(esc.target, esc.pos)
-        if res.instance_id and res.instance_id in table.by_id:
-            table.by_id[res.instance_id].escapes.append(esc)
+        res = resolver.resolve_escape(esc.target, esc.pos)
+        ids = [i for i in res.instance_ids if i in table.by_id]
+        if esc.via == "store":
+            stored[(esc.pos.file, esc.pos.line)] += ids
+        helper = attribution.helper_for(esc.callee, esc.pos.file) \
+            if attribution and esc.via == "call" and esc.callee else None
+        ops = attribution.followed(helper) if helper else None
+        if helper and ops is not None and len(ids) == 1:
+            inst = table.by_id[ids[0]]
+            inst.sites += attributed_sites(helper, ops, esc, handoffs)
+            attribution.covered.add((esc.pos.file, esc.pos.line, helper.function))
+            attribution.callers[(helper.file, helper.function)].append(inst.id)
             continue
-        for suspect in res.suspects:
-            if suspect in table.by_id:
-                table.by_id[suspect].escapes.append(esc)
+        for iid in ids:
+            table.by_id[iid].escapes.append(esc)
+        if not ids:
+            for suspect in res.suspects:
+                if suspect in table.by_id:
+                    table.by_id[suspect].escapes.append(esc)
+    return stored
 
 
-def attach_parse_failures(facts: FactSet, table: InstanceTable) -> None:
+def released_again(facts: FactSet, table: InstanceTable, attribution: Attribution) -> None:
+    """An up() a path reaches after a followed helper released the same
+    semaphore, with no down() between: a second release."""
+    handoffs = Handoffs.from_records(facts.helper_records)
+    for inst in table.by_id.values():
+        for i, site in enumerate(inst.sites):
+            found = handoffs.released_after.get((site.location.file, site.location.line))
+            if site.op != "up" or site.via_helper or not found:
+                continue
+            call_line, callee = found
+            helper = attribution.helper_for(callee, site.location.file)
+            ops = attribution.followed(helper) if helper else None
+            if ops and releases(ops):
+                inst.sites[i] = replace(site, paired=False, released_after=call_line)
+
+
+def settle_helpers(facts: FactSet, table: InstanceTable, attribution: Attribution) -> None:
+    """A static helper's pointer instance is settled when every call of the
+    helper in its file was attributed (or hands a followed helper's pointer on)."""
+    calls: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for file, line, _caller, callee in facts.call_sites:
+        calls[(file, callee)].append(line)
+    passed_on = {(h.file, line, callee) for h in attribution.helpers.values()
+                 if attribution.followed(h) is not None for callee, _, line in h.passes}
+    # a helper that is also a callback is called where this analysis cannot see
+    callbacks = {(c.pos.file, c.name) for c in facts.callbacks}
+    for key, helper in attribution.helpers.items():
+        inst = table.by_id.get(helper.pointer_id)
+        if inst is None or not helper.static or attribution.followed(helper) is None \
+                or key in callbacks:
+            continue
+        lines = calls.get(key, [])
+        if lines and all((helper.file, line, helper.function) in attribution.covered
+                         or (helper.file, line, helper.function) in passed_on
+                         for line in lines):
+            inst.notes.append(helper_note(helper, attribution.callers_of(helper)))
+
+
+def settle_aliases(facts: FactSet, table: InstanceTable,
+                   stored: dict[tuple[str, int], list[str]]) -> None:
+    """A local struct semaphore * given only addresses of known semaphores,
+    and used only by the API: its operations are theirs."""
+    other = {(r["file"], r["function"], r["name"]) for r in facts.helper_records
+             if r["kind"] == "local_other"}
+    for pid, alias in local_aliases(facts.helper_records).items():
+        inst = table.by_id.get(pid)
+        if inst is None or (alias.file, alias.function, alias.name) in other:
+            continue
+        targets: list[str] = []
+        for line, _value in alias.values:
+            found = stored.get((alias.file, line), [])
+            if len(set(found)) != 1:
+                targets = []
+                break
+            targets += found
+        if not targets:
+            continue
+        for iid in dict.fromkeys(targets):
+            target = table.by_id[iid]
+            lines = {line for line, _ in alias.values}
+            target.escapes = [e for e in target.escapes if not (
+                e.via == "store" and e.pos.file == alias.file and e.pos.line in lines)]
+            target.aliased_at += [Location(alias.file, line) for line in sorted(lines)]
+            target.sites += [replace(s, via_helper=f"the local pointer {alias.name}")
+                             for s in inst.sites if s.macro is None]
+        inst.notes.append(Reason(
+            "helper-attributed", f"the local pointer `{alias.name}` of {alias.function}() is "
+            f"only given the addresses of {', '.join(sorted(set(targets)))}: its operations "
+            "are judged with theirs and it keeps the counting API", ()))
+
+
+def parse_failure_reaches(inst: Instance, failure, visibility: Visibility) -> bool:
+    """Whether code spatch skipped in FAILURE's file could touch INST: it
+    names the semaphore (as a member after . or ->, or as a variable) and
+    can see its declaration."""
+    name = inst.name.split(".")[-1]
+    if inst.kind in ("field", "field-array"):
+        # any mention: container_of(p, struct foo, sem) names a member too
+        if name not in failure.identifiers:
+            return False
+        return any(visibility.sees(failure.file, d.file) for d in inst.decls) \
+            or not inst.decls
+    if name not in failure.plain:
+        return False
+    if inst.kind in ("static", "local", "pointer", "unresolved"):
+        return inst.file == failure.file
+    return True
+
+
+def attach_parse_failures(facts: FactSet, table: InstanceTable, visibility: Visibility) -> None:
     for failure in facts.parse_failures:
         for inst in table.by_id.values():
-            visible = inst.kind not in ("static", "local", "pointer", "unresolved") \
-                or inst.file == failure.file
-            if visible and inst.name.split(".")[-1] in failure.identifiers:
+            if parse_failure_reaches(inst, failure, visibility):
                 inst.notes.append(Reason(
                     "parse-failure",
                     f"spatch skipped code of {failure.file} that mentions "
                     f"`{inst.name}`: {failure.error}", (Location(failure.file, 1),)))
 
 
-def build_instances(facts: FactSet) -> list[Instance]:
+@dataclass
+class Resolved:
+    instances: list[Instance]
+    other_type_calls: list[OtherTypeCall]
+    # declarations the type index lacked: (kind, name, from file)
+    missing_types: set[tuple[str, str, str]] = field(default_factory=set)
+
+
+def build_instances(facts: FactSet, visibility: Visibility | None = None) -> Resolved:
+    visibility = visibility or Visibility.everything()
     table = InstanceTable()
     declare_instances(facts, table)
-    resolver = Resolver(DeclIndex.build(facts))
+    types = TypeIndex(visibility)
+    types.add_records(facts.type_records)
+    resolver = Resolver(DeclIndex.build(facts), types, visibility,
+                        AccessIndex.from_records(facts.access_records))
     attach_calls(facts, resolver, table)
-    attach_escapes(facts, resolver, table)
-    attach_parse_failures(facts, table)
+    static = {(f.file, f.name) for f in facts.functions if f.static}
+    attribution = follow(collect_helpers(facts.helper_records, static),
+                         {i: inst for i, inst in table.by_id.items() if inst.kind == "pointer"})
+    stored = attach_escapes(facts, resolver, table, attribution)
+    released_again(facts, table, attribution)
+    settle_helpers(facts, table, attribution)
+    settle_aliases(facts, table, stored)
+    attach_parse_failures(facts, table, visibility)
     for inst in table.by_id.values():
         inst.sites.sort(key=lambda s: (s.location.file, s.location.line))
         inst.decls = sorted(set(inst.decls), key=lambda l: (l.file, l.line))
         inst.inits.sort(key=lambda i: (i.location.file, i.location.line))
-    return sorted(table.by_id.values(), key=lambda i: i.id)
+    other = sorted(table.other_type_calls, key=lambda c: (c.location.file, c.location.line))
+    return Resolved(sorted(table.by_id.values(), key=lambda i: i.id), other, types.missing)

@@ -10,7 +10,6 @@ time, over the files that mention the wrappers.
 from __future__ import annotations
 
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 
 from sem2mutex.audit.contexts import ContextMap
@@ -39,7 +38,7 @@ class Wrappers:
 def find_wrappers(inst: Instance, facts: FactSet, contexts: ContextMap) -> Wrappers | None:
     ops_by_function: dict[tuple[str, str], list[Site]] = defaultdict(list)
     for site in inst.sites:
-        if site.macro is None and site.via_wrapper is None:
+        if site.macro is None and site.via_wrapper is None and site.via_helper is None:
             ops_by_function[(site.location.file, site.function)].append(site)
     defined = {(f.file, f.name) for f in facts.functions}
     locks, unlocks, files = [], [], set()
@@ -68,7 +67,7 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
     unpaired = {(r["file"], r["line"], r["col"]) for r in grouped.get("unpaired", [])}
     wrapper_names = set(wrappers.locks) | set(wrappers.unlocks)
     calls = [r for r in grouped.get("wrapper_call", [])
-             if r.get("function") not in wrapper_names]
+             if r.get("callee") in wrapper_names and r.get("function") not in wrapper_names]
     for r in calls:
         key = (r["file"], r["line"], r["col"])
         inst.sites.append(Site(Location(r["file"], r["line"]), r.get("function") or "",
@@ -109,34 +108,56 @@ class WrapperAnalysis:
                                     {n for w in found for n in w.locks + w.unlocks},
                                     self.runner.jobs)
         by_id = {inst.id: inst for inst in instances}
-        # One spatch per semaphore (its wrapper names go in the environment),
-        # several semaphores at a time.
-        single = replace(self.runner, jobs=1, progress=Progress(quiet=True))
+        files = {w.instance_id: self.files_of(w, static, mentions) for w in found}
         context_records: list[dict] = []
-        with ThreadPoolExecutor(max_workers=self.runner.jobs) as pool:
-            futures = {pool.submit(self.check_one, single, w, static, mentions, scanned): w
-                       for w in found}
-            for done, future in enumerate(as_completed(futures), 1):
-                w = futures[future]
-                records = future.result()
+        groups = disjoint_groups(found, files)
+        for n, group in enumerate(groups, 1):
+            records = self.check_group(group, set().union(*(files[w.instance_id]
+                                                            for w in group)), scanned)
+            for w in group:
                 apply_wrapper_calls(by_id[w.instance_id], w, records)
-                context_records += [r for r in records
-                                    if r["kind"] in ("callback", "fndef", "fnstatic", "calls")]
-                self.progress.step(f"wrappers: {done}/{len(found)} semaphores")
+            context_records += [r for r in records
+                                if r["kind"] in ("callback", "fndef", "fnstatic", "calls")]
+            self.progress.step(f"wrappers: {n}/{len(groups)} groups of semaphores "
+                               f"({len(found)} in all)")
         return context_records
 
     @staticmethod
-    def check_one(runner: SpatchRunner, w: Wrappers, static: set[tuple[str, str]],
-                  mentions: dict[str, set[str]], scanned: set[str]) -> list[dict]:
-        """Pairing of the wrapper calls; contexts only for the files pass 2
-        did not already scan."""
+    def files_of(w: Wrappers, static: set[tuple[str, str]],
+                 mentions: dict[str, set[str]]) -> set[str]:
+        """Where the wrappers are defined, and where the non-static ones are named."""
         files: set[str] = set(w.files)
         for name in w.locks + w.unlocks:
             if not all((f, name) in static for f in w.files):
                 files |= mentions.get(name, set())
-        env = {"SEM2MUTEX_LOCK_WRAPPERS": ",".join(w.locks),
-               "SEM2MUTEX_UNLOCK_WRAPPERS": ",".join(w.unlocks)}
+        return files
+
+    def check_group(self, group: list[Wrappers], files: set[str],
+                    scanned: set[str]) -> list[dict]:
+        """Pairing of the wrapper calls of GROUP in one spatch run (each
+        file parsed once); contexts only for the files the main pass did
+        not already scan."""
+        env = {"SEM2MUTEX_LOCK_WRAPPERS": ",".join(sorted({n for w in group for n in w.locks})),
+               "SEM2MUTEX_UNLOCK_WRAPPERS": ",".join(sorted({n for w in group
+                                                             for n in w.unlocks}))}
         known, new = sorted(files & scanned), sorted(files - scanned)
-        records = runner.run("wrappers", WRAPPER_RULES, known, env=env).records
-        records += runner.run("wrappers", WRAPPER_AND_CONTEXT_RULES, new, env=env).records
+        records = self.runner.run("wrappers", WRAPPER_RULES, known, env=env).records
+        records += self.runner.run("wrappers", WRAPPER_AND_CONTEXT_RULES, new, env=env).records
         return records
+
+
+def disjoint_groups(found: list[Wrappers], files: dict[str, set[str]]) -> list[list[Wrappers]]:
+    """Semaphores in groups whose wrapper files do not overlap: in one file
+    only one semaphore's wrappers are called, so a lock wrapper can only
+    pair with its own unlock wrapper.  Greedy, most files first."""
+    groups: list[tuple[list[Wrappers], set[str]]] = []
+    for w in sorted(found, key=lambda w: (-len(files[w.instance_id]), w.instance_id)):
+        mine = files[w.instance_id]
+        for members, used in groups:
+            if not used & mine:
+                members.append(w)
+                used |= mine
+                break
+        else:
+            groups.append(([w], set(mine)))
+    return [members for members, _ in groups]

@@ -140,8 +140,12 @@ def mutex_obstacles(inst: Instance) -> list[str]:
         elif init.count != 1:
             problems.append(f"{init.op}() at {init.location} sets the count to "
                             f"{init.count_text}, not 1")
+    helpers = sorted({s.via_helper for s in inst.sites if s.via_helper})
+    if helpers:
+        problems.append(f"taken or released through {', '.join(helpers)}: a struct "
+                        "semaphore * that stays one for every semaphore it serves")
     for site in inst.sites:
-        if site.op in WRAPPER_OPS:
+        if site.op in WRAPPER_OPS or site.via_helper:
             continue
         if site.macro:
             problems.append(f"{site.op}() at {site.location} is inside macro "
@@ -180,8 +184,10 @@ def edits_for(inst: Instance, target: str) -> list[Edit]:
         calls = COUNTING_CALLS
     # Wrapper calls (op lock-wrapper/unlock-wrapper) are not API calls: the
     # down()/up() inside the wrapper is a site of its own.
+    # A helper's operations are attributed at its call; its own down()/up()
+    # belong to the helper's pointer instance.
     edits += [Edit(inst.id, s.location.file, s.location.line, s.op, target, name, s.macro)
-              for s in inst.sites if s.op in calls]
+              for s in inst.sites if s.op in calls and not s.via_helper]
     return list(dict.fromkeys(edits))  # two calls on one line: one edit
 
 

@@ -1,0 +1,222 @@
+"""Which files can see which declarations: the tree's include graph.
+
+A struct defined in a .c file is private to it (and to a .c file that
+includes it); a struct of a header is seen by the files that include that
+header, directly or through other headers.  The analysis asks this in two
+directions:
+
+- to type an expression, which definitions of `struct foo` (or of a
+  typedef) a file can mean;
+- to scope what it could not see, which semaphores the code spatch skipped
+  in a file (a parse failure) could touch.
+
+The graph over-approximates on purpose: every #include counts whatever
+#if surrounds it, `<asm/x.h>` names the header of every architecture, and
+a directive the usual paths do not resolve (a driver's -I in its Makefile)
+names every header whose path ends the same way.  Seeing too much only
+widens a taint; seeing too little could hide one.
+"""
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SOURCE_SUFFIXES = (".c", ".h")
+
+
+def parse_directive(directive: str) -> tuple[bool, str] | None:
+    """(quoted, path) of `#include "x.h"` or `#include <x.h>`."""
+    for opening, closing, quoted in (('"', '"', True), ("<", ">", False)):
+        start = directive.find(opening)
+        end = directive.find(closing, start + 1)
+        if start != -1 and end > start:
+            return quoted, directive[start + 1:end].strip()
+    return None
+
+
+@dataclass
+class HeaderPaths:
+    """Every .c and .h file of a tree, indexed the ways #include names them."""
+
+    files: set[str]
+    by_include_path: dict[str, list[str]]  # "linux/fs.h" -> include/linux/fs.h ...
+    by_suffix_name: dict[str, list[str]]  # "fs.h" -> every */fs.h
+
+    @classmethod
+    def scan(cls, tree: Path, skip: tuple[str, ...] = ()) -> "HeaderPaths":
+        files: set[str] = set()
+        for top in sorted(os.listdir(tree)):
+            if top in skip or top.startswith("."):
+                continue
+            root = tree / top
+            if root.is_file():
+                if top.endswith(SOURCE_SUFFIXES):
+                    files.add(top)
+                continue
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+                rel_dir = os.path.relpath(dirpath, tree)
+                files.update(f"{rel_dir}/{f}" for f in filenames
+                             if f.endswith(SOURCE_SUFFIXES))
+        by_include_path: dict[str, list[str]] = defaultdict(list)
+        by_suffix_name: dict[str, list[str]] = defaultdict(list)
+        for f in sorted(files):
+            if not f.endswith(".h"):
+                continue
+            by_suffix_name[f.rsplit("/", 1)[-1]].append(f)
+            for root in include_roots(f):
+                by_include_path[f[len(root):]].append(f)
+        return cls(files, dict(by_include_path), dict(by_suffix_name))
+
+
+def include_roots(header: str) -> list[str]:
+    """The directories a compiler's -I makes HEADER reachable from:
+    include/, include/uapi/, arch/*/include/(uapi/)."""
+    roots = []
+    parts = header.split("/")
+    if parts[0] == "include":
+        roots.append("include/")
+        if len(parts) > 2 and parts[1] == "uapi":
+            roots.append("include/uapi/")
+    if parts[0] == "arch" and len(parts) > 3 and parts[2] == "include":
+        roots.append(f"arch/{parts[1]}/include/")
+        if parts[3] == "uapi":
+            roots.append(f"arch/{parts[1]}/include/uapi/")
+    return roots
+
+
+def asm_aliases(header: str) -> list[str]:
+    """include/asm-i386/x.h is <asm/x.h>; include/asm-generic/x.h stands
+    behind every architecture's generated <asm/x.h>."""
+    parts = header.split("/")
+    if parts[0] == "include" and len(parts) > 2 and (
+            parts[1].startswith("asm-")):
+        return ["asm/" + "/".join(parts[2:])]
+    return []
+
+
+@dataclass
+class IncludeGraph:
+    edges: dict[str, set[str]]
+
+    @classmethod
+    def build(cls, directives: dict[str, list[str]], paths: HeaderPaths) -> "IncludeGraph":
+        asm: dict[str, list[str]] = defaultdict(list)
+        for header in paths.by_suffix_name.values():
+            for h in header:
+                for alias in asm_aliases(h):
+                    asm[alias].append(h)
+        edges: dict[str, set[str]] = {}
+        for file, lines in directives.items():
+            targets: set[str] = set()
+            for line in lines:
+                parsed = parse_directive(line)
+                if parsed:
+                    targets.update(resolve_include(file, *parsed, paths, asm))
+            targets.discard(file)
+            edges[file] = targets
+        return cls(edges)
+
+
+def resolve_include(file: str, quoted: bool, name: str, paths: HeaderPaths,
+                    asm: dict[str, list[str]]) -> list[str]:
+    found: list[str] = []
+    if quoted:
+        here = os.path.normpath(os.path.join(os.path.dirname(file), name))
+        if here in paths.files:
+            found.append(here)
+    found += paths.by_include_path.get(name, [])
+    found += asm.get(name, [])
+    if not found:
+        # a -I of a Makefile, a generated wrapper: every header ending so
+        base = name.rsplit("/", 1)[-1]
+        found = [h for h in paths.by_suffix_name.get(base, [])
+                 if h == name or h.endswith("/" + name)]
+    return found
+
+
+@dataclass
+class Visibility:
+    """sees(file, declared_in): can code in FILE use what DECLARED_IN declares?"""
+
+    graph: IncludeGraph
+    _closures: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    _includers: dict[str, set[str]] | None = field(default=None, repr=False)
+    _header_views: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def everything(cls) -> "Visibility":
+        """No graph: every file sees every header (and only its own .c)."""
+        return cls(IncludeGraph({}))
+
+    def closure(self, file: str) -> frozenset[str]:
+        """FILE and everything it includes, transitively."""
+        known = self._closures.get(file)
+        if known is not None:
+            return known
+        seen = {file}
+        todo = [file]
+        while todo:
+            current = todo.pop()
+            for nxt in self.graph.edges.get(current, ()):
+                if nxt not in seen:
+                    cached = self._closures.get(nxt)
+                    if cached is not None:
+                        seen |= cached
+                    else:
+                        seen.add(nxt)
+                        todo.append(nxt)
+        result = frozenset(seen)
+        self._closures[file] = result
+        return result
+
+    def includers(self, header: str) -> set[str]:
+        """Every file that includes HEADER, directly or not."""
+        if self._includers is None:
+            reverse: dict[str, set[str]] = defaultdict(set)
+            for src, targets in self.graph.edges.items():
+                for t in targets:
+                    reverse[t].add(src)
+            self._includers = reverse
+        seen = {header}
+        todo = [header]
+        while todo:
+            for src in self._includers.get(todo.pop(), ()):
+                if src not in seen:
+                    seen.add(src)
+                    todo.append(src)
+        return seen - {header}
+
+    def header_view(self, header: str) -> frozenset[str]:
+        """What code in HEADER may see: what it includes, and what the .c
+        files that include it include (a header's inline functions and
+        macros see the headers included before it in each translation
+        unit), those .c files included."""
+        known = self._header_views.get(header)
+        if known is None:
+            sources = {f for f in self.includers(header) if f.endswith(".c")} | {header}
+            known = self.reach(sources)
+            self._header_views[header] = known
+        return known
+
+    def reach(self, sources: set[str]) -> frozenset[str]:
+        """SOURCES and everything they include: one walk for all of them."""
+        seen = set(sources)
+        todo = list(sources)
+        while todo:
+            for nxt in self.graph.edges.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return frozenset(seen)
+
+    def sees(self, file: str, declared_in: str) -> bool:
+        if file == declared_in:
+            return True
+        if not self.graph.edges:
+            return declared_in.endswith(".h")
+        if declared_in in self.closure(file):
+            return True
+        return file.endswith(".h") and declared_in in self.header_view(file)
