@@ -63,17 +63,94 @@ def test_every_init_and_site_of_the_fixtures_is_attributed(fixture_audit):
 
 
 def test_parse_failure_is_listed_with_spatch_error(fixture_audit):
-    failures = fixture_audit["parse_failures"]
-    assert [f["file"] for f in failures] == ["fs/fixture/broken.c"]
-    assert "parse error at line 16" in failures[0]["error"]
+    failures = {f["file"]: f["error"] for f in fixture_audit["parse_failures"]}
+    assert sorted(failures) == ["drivers/typed/unparsable.c", "fs/fixture/broken.c"]
+    assert "parse error at line 16" in failures["fs/fixture/broken.c"]
 
 
-def test_audit_markdown_lists_ambiguous_first(fixture_audit):
+def test_a_parse_failure_taints_only_what_its_file_can_see(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    # drivers/typed/unparsable.c includes <typed/typed.h>: its skipped lines
+    # name `lock` and `anon_sem` of that header's structs ...
+    for seen in ("field:struct typed_sub.lock", "field:struct typed_dev.anon_sem"):
+        assert "parse-failure" in [r["code"] for r in by_id[seen]["reasons"]], seen
+    # ... but not private.c's struct, nor a header it does not include
+    private = by_id["field:drivers/typed/private.c:struct private_dev.lock"]
+    assert private["class"] == "mutex"
+    shared = by_id["field:struct shared_dev.lock"]
+    assert "parse-failure" not in [r["code"] for r in shared["reasons"]]
+
+
+def test_audit_markdown_opens_with_what_a_reviewer_acts_on(fixture_audit):
     md = (Path(fixture_audit["_outdir"]) / "audit.md").read_text()
-    assert md.index("## Ambiguous") < md.index("## Mutex") < md.index("## Counting")
+    assert md.index("## Ambiguous, doubtful code") < md.index("## Ambiguous, not all uses") \
+        < md.index("## Mutex") < md.index("## Counting") \
+        < md.index("## Appendix: files spatch could not parse")
     mutexes = sum(1 for e in EXPECTED.values() if e["class"] == "mutex")
     assert f"| mutex | {mutexes} |" in md
-    assert "fs/fixture/broken.c" in md
+    summary = fixture_audit["summary"]
+    assert f"| ambiguous: doubtful code | {summary['ambiguous_doubtful']} |" in md
+    assert summary["ambiguous_doubtful"] + summary["ambiguous_unseen"] == summary["ambiguous"]
+    assert md.index("- `fs/fixture/broken.c`") > md.index("## Appendix")
+
+
+def test_each_ambiguous_instance_says_which_kind_it_is(fixture_audit):
+    unseen = {"unresolved-target", "via-pointer", "parse-failure", "possible-unresolved-use",
+              "no-init", "no-lock-sites"}
+    for inst in fixture_audit["instances"]:
+        codes = {r["code"] for r in inst["reasons"]}
+        if inst["class"] != "ambiguous":
+            assert inst["ambiguity"] is None
+        else:
+            assert inst["ambiguity"] == ("unseen" if codes <= unseen else "doubtful"), inst["id"]
+
+
+def test_calls_the_type_index_ties_down(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    sub = by_id["field:struct typed_sub.lock"]
+    assert {s["function"] for s in sub["sites"]} == {"typed_use", "typed_sub_use",
+                                                     "typed_global_use"}
+    anon = by_id["field:struct typed_dev.anon_sem"]
+    assert [s["line"] for s in anon["sites"]] == [27, 28]  # through to_typed()
+    assert not [i for i in by_id if i.startswith("unresolved:drivers/typed/")]
+    (other,) = fixture_audit["other_type_calls"]
+    assert other["file"] == "drivers/typed/typed.c" and "rw_semaphore" in other["why"]
+
+
+def test_seeing_more_does_not_make_a_mutex_of_a_timer_release(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    # seen only through the accessor to_typed(), and through a helper
+    for iid in ("field:struct typed_dev.timer_sem",
+                "field:drivers/typed/helpers.c:struct helped_dev.timer_sem"):
+        codes = [r["code"] for r in by_id[iid]["reasons"]]
+        assert by_id[iid]["class"] == "ambiguous" and "timer-context" in codes, iid
+
+
+def test_a_second_release_on_some_path_is_unpaired(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    loop = by_id["field:drivers/typed/pairing.c:struct pairing_dev.loop_sem"]
+    assert loop["class"] == "ambiguous"
+    (second,) = [s for s in loop["sites"] if not s["paired"]]
+    assert second["released_after"] == 26
+    retake = by_id["field:drivers/typed/pairing.c:struct pairing_dev.retake_sem"]
+    assert retake["class"] == "mutex"
+    twice = by_id["field:drivers/typed/helpers.c:struct helped_pair.twice_sem"]
+    assert twice["class"] == "ambiguous"
+
+
+def test_helpers_and_local_pointers_are_followed(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    held = by_id["field:drivers/typed/helpers.c:struct helped_pair.held_sem"]
+    assert held["class"] == "mutex"
+    assert {s["via_helper"] for s in held["sites"]} == {None, "helped_give"}
+    for helper in ("helped_take:sem", "helped_give:sem", "helped_pick:s"):
+        inst = by_id[f"pointer:drivers/typed/helpers.c:{helper}"]
+        assert [r["code"] for r in inst["reasons"]] == ["helper-attributed"], helper
+    # a helper that keeps the pointer is not followed: its caller's
+    # semaphore escapes
+    kept = by_id["field:drivers/typed/helpers.c:struct helped_dev.kept_sem"]
+    assert "address-escapes" in [r["code"] for r in kept["reasons"]]
+    assert by_id["pointer:drivers/typed/helpers.c:helped_keep:s"]["class"] == "ambiguous"
 
 
 def test_scope_limits_files_but_resolves_headers(tmp_path, fixture_tree_copy):
@@ -146,3 +223,10 @@ def test_calls_stay_in_their_file_and_ops_callbacks_need_a_definition():
     assert [(r["file"], r["callee"]) for r in grouped["calls"]] == [("a.c", "helper")]
     assert [(r["name"], r["context"]) for r in grouped["callback"]] == \
         [("b_open", "ops"), ("helper", "ops"), ("nowhere", "timer")]
+
+
+def test_a_semaphore_named_only_through_a_macro_is_never_unused(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    macro = by_id["field:struct typed_dev.macro_sem"]
+    assert macro["class"] == "ambiguous"
+    assert "possible-unresolved-use" in [r["code"] for r in macro["reasons"]]

@@ -93,7 +93,7 @@ def test_what_the_tool_cannot_tie_to_one_semaphore_is_ambiguous(kind, code):
 
 
 @pytest.mark.parametrize("sites, code", [
-    ([], "no-lock-sites"),
+    ([site("up", "other", 30, paired=False)], "no-lock-sites"),
     ([site("down")], "never-released"),
     ([site("down_timeout"), site("up", line=22)], "down-timeout"),
     ([site("down", macro="LOCK"), site("up", macro="LOCK", line=22)], "macro-use"),
@@ -191,3 +191,52 @@ def test_possible_unresolved_use_blocks_the_mutex():
     note = Reason("possible-unresolved-use", "`p->sem` may name this", (loc(1),))
     cls, codes = classify(instance([init(1)], locked_in_f(), notes=[note]))
     assert (cls, codes) == (SemClass.AMBIGUOUS, ["possible-unresolved-use"])
+
+
+# -------------------------------------------------------------- unused
+
+
+def test_an_unused_semaphore_is_a_mutex_for_what_it_is_worth():
+    cls, codes = classify(instance([init(1)], []))
+    assert cls is SemClass.MUTEX and codes == ["count-one", "unused"]
+    cls, codes = classify(instance([], []))
+    assert cls is SemClass.MUTEX and codes == ["unused"]
+
+
+def test_unused_but_named_in_unparsed_code_or_escaping_is_not():
+    tainted = instance([init(1)], [], notes=[Reason("parse-failure", "skipped", ())])
+    assert classify(tainted)[0] is SemClass.AMBIGUOUS
+    escaping = instance([init(1)], [], escapes=[Escape(
+        Position(F, 40, 1, "g"), "call", "keep", Target("field", field="sem"))])
+    assert classify(escaping)[0] is SemClass.AMBIGUOUS
+    counted = instance([init(2)], [])
+    assert classify(counted)[0] is SemClass.COUNTING
+
+
+# ------------------------------------------------------- pointers, helpers
+
+
+def test_a_pointer_instance_is_judged_on_its_own_code_too():
+    pointer = instance([], [site("up", "tasklet_fn", paired=False)], kind="pointer")
+    cls, codes = classify(pointer, in_context("tasklet", "tasklet_fn", ("tasklet_fn",)))
+    assert cls is SemClass.AMBIGUOUS
+    assert codes == ["via-pointer", "unpaired-up", "tasklet-context"]
+
+
+def test_a_pointer_that_initialises_with_a_variable_count_is_counting():
+    pointer = instance([init(None, "units")], [], kind="pointer")
+    assert classify(pointer) == (SemClass.COUNTING, ["count-not-literal", "via-pointer"])
+
+
+def test_a_settled_helper_keeps_the_counting_api():
+    helper = instance([], [site("up", paired=False)], kind="pointer",
+                      notes=[Reason("helper-attributed", "h() works on ...", ())])
+    assert classify(helper) == (SemClass.COUNTING, ["helper-attributed"])
+
+
+def test_a_release_attributed_from_a_helper_in_a_timer_is_not_a_mutex():
+    sites = [site("down", "start", 10), Site(loc(20), "timer_fn", "up", paired=False,
+                                             via_helper="give")]
+    cls, codes = classify(instance([init(1)], sites),
+                          in_context("timer", "timer_fn", ("timer_fn",)))
+    assert cls is SemClass.AMBIGUOUS and "timer-context" in codes

@@ -19,10 +19,10 @@ from conftest import FIXTURE_TREE, REPO
 RULES = sorted((REPO / "cocci" / "facts").glob("*.cocci"))
 GOLDEN = REPO / "tests" / "fixtures" / "facts"
 SOURCES = sorted(str(p.relative_to(FIXTURE_TREE)) for p in FIXTURE_TREE.rglob("*.[ch]")
-                 if p.parent.name == "fixture")
+                 if p.parent.name in ("fixture", "typed"))
+MACRO_FILE = REPO / "cocci" / "kernel-macros.h"
 ENV = {
-    # what sem2mutex passes to escapes.cocci and wrapper_pairing.cocci
-    "SEM2MUTEX_NAMES": str(GOLDEN / "names.json"),
+    # what sem2mutex passes to wrapper_pairing.cocci
     "SEM2MUTEX_LOCK_WRAPPERS": "wrap_lock,cfg_lock",
     "SEM2MUTEX_UNLOCK_WRAPPERS": "wrap_unlock,cfg_unlock",
 }
@@ -34,6 +34,7 @@ def run_rule(rule: Path) -> list[str]:
         group_file.write_text("".join(f"{s}\n\n" for s in SOURCES))
         done = subprocess.run(
             ["spatch", "--very-quiet", "--no-includes", "--no-scanner", "-D", "report",
+             "--macro-file", str(MACRO_FILE),
              "--sp-file", str(rule), "--file-groups", str(group_file)],
             cwd=FIXTURE_TREE, capture_output=True, text=True, env=dict(os.environ, **ENV))
     assert done.returncode == 0, done.stderr

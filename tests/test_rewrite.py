@@ -269,7 +269,7 @@ def test_own_tree_declarations(own_run):
     assert line_of(rw / "decls.c", "reg_lock;") == "struct mutex reg_lock;"
     assert line_of(rw / "decls.c", "anon_lock;") == "struct mutex anon_lock;"
     assert "mutex_lock(&rw_anon.anon_lock);" in (rw / "decls.c").read_text()
-    # a member of an anonymous union the analysis cannot tie stays a semaphore
+    # a member of an anonymous union shares its storage: it stays a semaphore
     assert line_of(rw / "rw.h", "u_sem;") == "struct semaphore u_sem;"
     assert "down_sem(&dev->u_sem);" in (rw / "decls.c").read_text()
 

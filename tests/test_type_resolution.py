@@ -1,0 +1,223 @@
+"""The type index, the include graph and the argument trees, on hand-built
+facts (no spatch): how a call's argument is tied to its semaphore when
+spatch alone cannot type it, and when it must not be."""
+from __future__ import annotations
+
+from sem2mutex.audit.access import ArgumentTree
+from sem2mutex.audit.typeindex import CType, TypeIndex
+from sem2mutex.audit.visibility import (HeaderPaths, IncludeGraph, Visibility,
+                                        parse_directive)
+
+C_FILE = "drivers/x/x.c"
+
+
+def member(container, fld, type_text, file="include/x/x.h", line=1):
+    return {"kind": "member", "file": file, "line": line, "col": 0, "container": container,
+            "field": fld, "type": type_text}
+
+
+def index_with(*records, visibility=None) -> TypeIndex:
+    index = TypeIndex(visibility or Visibility.everything())
+    index.add_records(list(records))
+    return index
+
+
+def tree(*records, arg=(1, 5, 1, 40)) -> ArgumentTree:
+    recs = [{"kind": "acc_arg", "at": list(arg)}] + list(records)
+    return ArgumentTree.from_records(C_FILE, recs)
+
+
+def member_rec(base, end, fld, arrow=True):
+    return {"kind": "acc_member", "at": list(base), "end": list(end), "field": fld,
+            "arrow": arrow}
+
+
+def typed(at, type_text):
+    return {"kind": "acc_type", "at": list(at), "type": type_text}
+
+
+def ident(at, name, local=True):
+    return {"kind": "acc_ident", "at": list(at), "name": name, "local": local}
+
+
+# ---------------------------------------------------------------- CType
+
+
+def test_ctype_reads_spatch_printed_types():
+    assert CType.parse("struct foo *") == CType("struct foo", 1)
+    assert CType.parse("const struct foo * *") == CType("struct foo", 2)
+    assert CType.parse("struct semaphore [ 4 ]") == CType("struct semaphore", 0, True)
+    fn = CType.parse("struct mthca_dev * ( struct ib_device * ibdev )")
+    assert fn.function and fn.result() == CType("struct mthca_dev", 1)
+    assert CType.parse("struct semaphore").is_semaphore
+    assert not CType.parse("struct semaphore *").is_semaphore
+    assert CType.parse("struct foo [ ]").deref() == CType("struct foo")
+
+
+def test_typedefs_are_followed_to_the_struct():
+    index = index_with({"kind": "typedef", "file": "include/sound/core.h", "line": 1,
+                        "name": "snd_pcm_t", "type": "struct _snd_pcm"},
+                       {"kind": "typedef", "file": "include/sound/core.h", "line": 2,
+                        "name": "snd_pcm_p", "type": "snd_pcm_t *"})
+    assert index.canonical(CType("snd_pcm_t", 1), C_FILE) == CType("struct _snd_pcm", 1)
+    assert index.canonical(CType("snd_pcm_p"), C_FILE) == CType("struct _snd_pcm", 1)
+    assert index.canonical(CType("unknown_t"), C_FILE) is None
+
+
+# ---------------------------------------------------------------- trees
+
+
+def test_a_member_of_a_member_is_typed_from_the_header():
+    # down(&dev->sub.lock), dev typed by spatch, struct dev in a header
+    t = tree(ident((1, 7, 1, 10), "dev"), typed((1, 7, 1, 10), "struct dev *"),
+             member_rec((1, 7, 1, 10), (1, 15), "sub"),
+             member_rec((1, 7, 1, 15), (1, 20), "lock", arrow=False), arg=(1, 6, 1, 20))
+    index = index_with(member("struct dev", "sub", "struct sub"),
+                       member("struct sub", "lock", "struct semaphore"))
+    (d,) = t.denote(index, by_address=True)
+    assert (d.kind, d.container, d.field) == ("field", "struct sub", "lock")
+
+
+def test_an_accessors_result_and_a_typedef_on_the_way():
+    # down(&to_dev(x)->lock): to_dev returns dev_t *, a typedef of struct dev
+    t = tree({"kind": "acc_call", "at": [1, 7, 1, 16], "callee": "to_dev"},
+             ident((1, 14, 1, 15), "x"), member_rec((1, 7, 1, 16), (1, 22), "lock"),
+             arg=(1, 6, 1, 22))
+    index = index_with({"kind": "returns", "file": "include/x/x.h", "line": 3,
+                        "name": "to_dev", "type": "dev_t *"},
+                       {"kind": "typedef", "file": "include/x/x.h", "line": 2,
+                        "name": "dev_t", "type": "struct dev"},
+                       member("struct dev", "lock", "struct semaphore"))
+    (d,) = t.denote(index, by_address=True)
+    assert (d.kind, d.container, d.field) == ("field", "struct dev", "lock")
+
+
+def test_a_member_that_is_not_a_semaphore_is_said_so():
+    t = tree(typed((1, 7, 1, 10), "struct mm *"), ident((1, 7, 1, 10), "mm"),
+             member_rec((1, 7, 1, 10), (1, 20), "mmap_sem"), arg=(1, 6, 1, 20))
+    index = index_with(member("struct mm", "mmap_sem", "struct rw_semaphore"))
+    (d,) = t.denote(index, by_address=True)
+    assert d.kind == "other-type" and "rw_semaphore" in d.why
+
+
+def test_an_unknown_struct_is_unknown_not_guessed():
+    t = tree(typed((1, 7, 1, 10), "struct nowhere *"), ident((1, 7, 1, 10), "p"),
+             member_rec((1, 7, 1, 10), (1, 16), "lock"), arg=(1, 6, 1, 16))
+    (d,) = t.denote(index_with(), by_address=True)
+    assert d.kind == "unknown" and d.untyped_field == "lock"
+    assert "no definition of struct nowhere" in d.why
+
+
+def test_definitions_that_disagree_leave_it_unknown():
+    t = tree(typed((1, 7, 1, 10), "struct twin *"), ident((1, 7, 1, 10), "p"),
+             member_rec((1, 7, 1, 10), (1, 16), "lock"), arg=(1, 6, 1, 16))
+    index = index_with(member("struct twin", "lock", "struct semaphore", "include/a.h"),
+                       member("struct twin", "lock", "spinlock_t", "include/b.h"))
+    (d,) = t.denote(index, by_address=True)
+    assert d.kind == "unknown" and "disagree" in d.why
+
+
+def test_both_branches_of_a_conditional_are_named():
+    # up(c ? &d->a : &d->b)
+    t = tree({"kind": "acc_cond", "at": [1, 4, 1, 30], "then": [1, 8, 1, 14],
+              "otherwise": [1, 17, 1, 30]},
+             typed((1, 9, 1, 10), "struct d *"), ident((1, 9, 1, 10), "d"),
+             member_rec((1, 9, 1, 10), (1, 14), "a"),
+             typed((1, 18, 1, 19), "struct d *"), ident((1, 18, 1, 19), "d"),
+             member_rec((1, 18, 1, 19), (1, 30), "b"), arg=(1, 4, 1, 30))
+    index = index_with(member("struct d", "a", "struct semaphore"),
+                       member("struct d", "b", "struct semaphore"))
+    found = t.denote(index, by_address=False)
+    assert [(d.kind, d.field) for d in found] == [("field", "a"), ("field", "b")]
+
+
+def test_a_pointer_argument_is_a_pointer():
+    t = tree(ident((1, 5, 1, 8), "sem"), typed((1, 5, 1, 8), "struct semaphore *"),
+             arg=(1, 5, 1, 8))
+    (d,) = t.denote(index_with(), by_address=False)
+    assert d.kind == "pointer"
+
+
+# ---------------------------------------------------------- visibility
+
+
+def paths_of(files: list[str]) -> HeaderPaths:
+    by_path: dict[str, list[str]] = {}
+    by_name: dict[str, list[str]] = {}
+    from sem2mutex.audit.visibility import include_roots
+    for f in files:
+        if f.endswith(".h"):
+            by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+            for root in include_roots(f):
+                by_path.setdefault(f[len(root):], []).append(f)
+    return HeaderPaths(set(files), by_path, by_name)
+
+
+def test_include_graph_resolves_quotes_angles_and_asm():
+    files = ["drivers/x/x.c", "drivers/x/x.h", "include/linux/fs.h", "include/asm-i386/sem.h",
+             "include/asm-ppc/sem.h", "drivers/y/y.c", "drivers/y/private.h"]
+    graph = IncludeGraph.build({
+        "drivers/x/x.c": ['#include "x.h"', "#include <linux/fs.h>", "#include <asm/sem.h>"],
+        "drivers/y/y.c": ['#include "private.h"']}, paths_of(files))
+    assert graph.edges["drivers/x/x.c"] == {"drivers/x/x.h", "include/linux/fs.h",
+                                            "include/asm-i386/sem.h", "include/asm-ppc/sem.h"}
+    seen = Visibility(graph)
+    assert seen.sees("drivers/x/x.c", "include/asm-ppc/sem.h")
+    assert not seen.sees("drivers/x/x.c", "drivers/y/private.h")
+    assert not seen.sees("drivers/x/x.c", "drivers/y/y.c")  # a .c file's own struct
+
+
+def test_an_include_no_usual_path_resolves_names_every_header_ending_so():
+    files = ["drivers/x/x.c", "drivers/x/include/regs.h", "drivers/z/regs.h"]
+    graph = IncludeGraph.build({"drivers/x/x.c": ['#include "include/regs.h"',
+                                                  "#include <regs.h>"]}, paths_of(files))
+    assert graph.edges["drivers/x/x.c"] == {"drivers/x/include/regs.h", "drivers/z/regs.h"}
+
+
+def test_parse_directive():
+    assert parse_directive('#include "a/b.h"') == (True, "a/b.h")
+    assert parse_directive("#  include <linux/x.h>") == (False, "linux/x.h")
+    assert parse_directive("#include UCODE(x)") is None
+
+
+def test_a_struct_named_by_its_typedef_and_a_pointer_typedef():
+    # typedef struct st { ... } st_t;  typedef st_t *st_p;  down(&p->sem), p an st_p
+    t = tree(typed((1, 7, 1, 8), "st_p"), ident((1, 7, 1, 8), "p"),
+             member_rec((1, 7, 1, 8), (1, 13), "sem"), arg=(1, 6, 1, 13))
+    index = index_with(member("st_t", "sem", "struct semaphore"),
+                       {"kind": "typedef", "file": "include/x/x.h", "line": 1, "name": "st_t",
+                        "type": "struct st {  struct semaphore sem ; }"},
+                       {"kind": "typedef", "file": "include/x/x.h", "line": 2, "name": "st_p",
+                        "type": "struct st *"})
+    (d,) = t.denote(index, by_address=True)
+    assert (d.kind, d.container, d.field) == ("field", "st_t", "sem")
+
+
+def test_a_member_no_definition_has_is_code_never_compiled():
+    t = tree(typed((1, 7, 1, 10), "struct gs *"), ident((1, 7, 1, 10), "p"),
+             member_rec((1, 7, 1, 10), (1, 20), "gone_sem"), arg=(1, 6, 1, 20))
+    index = index_with(member("struct gs", "kept", "int"))
+    (d,) = t.denote(index, by_address=True)
+    assert d.kind == "other-type" and "never compiled" in d.why
+
+
+def test_a_struct_of_the_same_name_in_another_c_file_is_not_this_one():
+    index = index_with(member("cs_t", "open_mutex", "struct semaphore", "sound/sparc/cs.c"),
+                       {"kind": "typedef", "file": "include/sound/cs.h", "line": 1,
+                        "name": "cs_t", "type": "struct _cs"},
+                       member("struct _cs", "open_mutex", "struct semaphore",
+                              "include/sound/cs.h"))
+    assert index.canonical(CType("cs_t", 1), "sound/isa/cs_lib.c") == CType("struct _cs", 1)
+
+
+def test_wrapper_groups_never_share_a_file():
+    from sem2mutex.audit.wrappers import Wrappers, disjoint_groups
+    a = Wrappers("a", ("a_lock",), ("a_unlock",), ("x.c",))
+    b = Wrappers("b", ("b_lock",), ("b_unlock",), ("x.c",))
+    c = Wrappers("c", ("c_lock",), ("c_unlock",), ("y.c",))
+    files = {"a": {"x.c"}, "b": {"x.c", "z.c"}, "c": {"y.c"}}
+    groups = disjoint_groups([a, b, c], files)
+    for group in groups:
+        used = [f for w in group for f in files[w.instance_id]]
+        assert len(used) == len(set(used))
+    assert sorted(len(g) for g in groups) == [1, 2]
