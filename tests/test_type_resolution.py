@@ -211,13 +211,16 @@ def test_a_struct_of_the_same_name_in_another_c_file_is_not_this_one():
 
 
 def test_wrapper_groups_never_share_a_file():
-    from sem2mutex.audit.wrappers import Wrappers, disjoint_groups
+    from sem2mutex.audit.wrappers import Wrappers, disjoint_groups, wrapper_sets
     a = Wrappers("a", ("a_lock",), ("a_unlock",), ("x.c",))
     b = Wrappers("b", ("b_lock",), ("b_unlock",), ("x.c",))
     c = Wrappers("c", ("c_lock",), ("c_unlock",), ("y.c",))
-    files = {"a": {"x.c"}, "b": {"x.c", "z.c"}, "c": {"y.c"}}
-    groups = disjoint_groups([a, b, c], files)
+    twin = Wrappers("a2", ("a_lock",), ("a_unlock",), ("w.c",))  # same names: one set
+    sets = wrapper_sets([a, b, c, twin], {"a": {"x.c"}, "b": {"x.c", "z.c"}, "c": {"y.c"},
+                                          "a2": {"w.c"}})
+    assert len(sets) == 3
+    groups = disjoint_groups(sets)
     for group in groups:
-        used = [f for w in group for f in files[w.instance_id]]
+        used = [f for ws in group for f in ws.files]
         assert len(used) == len(set(used))
     assert sorted(len(g) for g in groups) == [1, 2]

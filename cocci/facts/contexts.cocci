@@ -19,6 +19,24 @@ import json
 
 DEFINED = set()
 
+# the context a registering function's callback runs in
+REGISTERED = dict(
+	[(f, "hardirq") for f in ("request_irq", "request_threaded_irq",
+				  "request_any_context_irq", "request_percpu_irq",
+				  "devm_request_irq", "devm_request_threaded_irq",
+				  "devm_request_any_context_irq")] +
+	[(f, "timer") for f in ("timer_setup", "setup_timer",
+				"setup_deferrable_timer", "hrtimer_setup")] +
+	[(f, "tasklet") for f in ("tasklet_init", "tasklet_setup")] +
+	[(f, "softirq") for f in ("netif_napi_add", "netif_napi_add_weight",
+				  "netif_napi_add_tx", "call_rcu")] +
+	[(f, "work") for f in ("INIT_WORK", "INIT_WORK_ONSTACK", "INIT_DELAYED_WORK",
+			       "INIT_DEFERRABLE_WORK", "INIT_RCU_WORK",
+			       "kthread_init_work")] +
+	[(f, "kthread") for f in ("kthread_run", "kthread_create",
+				  "kthread_create_on_node", "kthread_create_on_cpu",
+				  "kthread_run_on_cpu", "kernel_thread")])
+
 
 def emit(kind, pos, **fields):
 	fields.update(kind=kind, file=pos.file, line=int(pos.line),
@@ -66,32 +84,76 @@ emit("calls", p[0], callee=g)
 
 // ------------------------------------------------- registered callbacks
 
-@hardirq depends on report@
+// Registrations, one rule per argument shape (the callback is the 2nd,
+// the 3rd or the 1st argument); the script reads the context off the
+// registering function's name.
+@second_argument depends on report@
+identifier reg = {request_irq, request_threaded_irq, request_any_context_irq,
+		  request_percpu_irq, timer_setup, setup_timer, setup_deferrable_timer,
+		  hrtimer_setup, tasklet_init, tasklet_setup, call_rcu, INIT_WORK,
+		  INIT_WORK_ONSTACK, INIT_DELAYED_WORK, INIT_DEFERRABLE_WORK, INIT_RCU_WORK,
+		  kthread_init_work};
 identifier fn;
-expression D, I;
+expression X;
+position p;
+@@
+reg@p(X, fn, ...)
+
+@script:python depends on report@
+reg << second_argument.reg;
+fn << second_argument.fn;
+p << second_argument.p;
+@@
+emit("callback", p[0], name=fn, context=REGISTERED[reg])
+
+@third_argument depends on report@
+identifier reg = {devm_request_irq, devm_request_threaded_irq,
+		  devm_request_any_context_irq, netif_napi_add, netif_napi_add_weight,
+		  netif_napi_add_tx};
+identifier fn;
+expression X, Y;
+position p;
+@@
+reg@p(X, Y, fn, ...)
+
+@script:python depends on report@
+reg << third_argument.reg;
+fn << third_argument.fn;
+p << third_argument.p;
+@@
+emit("callback", p[0], name=fn, context=REGISTERED[reg])
+
+@first_argument depends on report@
+identifier reg = {kthread_run, kthread_create, kthread_create_on_node,
+		  kthread_create_on_cpu, kthread_run_on_cpu, kernel_thread};
+identifier fn;
+position p;
+@@
+reg@p(fn, ...)
+
+@script:python depends on report@
+reg << first_argument.reg;
+fn << first_argument.fn;
+p << first_argument.p;
+@@
+emit("callback", p[0], name=fn, context=REGISTERED[reg])
+
+@timer_function depends on report@
+identifier fn;
+expression T;
 position p;
 @@
 (
-request_irq@p(I, fn, ...)
+T.function =@p fn
 |
-request_threaded_irq@p(I, fn, ...)
-|
-request_any_context_irq@p(I, fn, ...)
-|
-request_percpu_irq@p(I, fn, ...)
-|
-devm_request_irq@p(D, I, fn, ...)
-|
-devm_request_threaded_irq@p(D, I, fn, ...)
-|
-devm_request_any_context_irq@p(D, I, fn, ...)
+T->function =@p fn
 )
 
 @script:python depends on report@
-fn << hardirq.fn;
-p << hardirq.p;
+fn << timer_function.fn;
+p << timer_function.p;
 @@
-emit("callback", p[0], name=fn, context="hardirq")
+emit("callback", p[0], name=fn, context="timer")
 
 @threaded_irq depends on report@
 identifier fn;
@@ -110,167 +172,46 @@ p << threaded_irq.p;
 @@
 emit("callback", p[0], name=fn, context="irq_thread")
 
-@timer depends on report@
-identifier fn;
-expression T;
-position p;
+// The declarers: DEFINE_TIMER(), DECLARE_TASKLET(), DECLARE_WORK() ...
+@declared_callback depends on report@
+declarer name DEFINE_TIMER, DECLARE_TASKLET, DECLARE_TASKLET_OLD, DECLARE_TASKLET_DISABLED,
+	      DECLARE_TASKLET_DISABLED_OLD, DECLARE_WORK, DECLARE_DELAYED_WORK;
+identifier x, fn;
+position timer, tasklet, work;
 @@
 (
-timer_setup@p(T, fn, ...)
+DEFINE_TIMER@timer(x, fn, ...);
 |
-setup_timer@p(T, fn, ...)
+DECLARE_TASKLET@tasklet(x, fn, ...);
 |
-setup_deferrable_timer@p(T, fn, ...)
+DECLARE_TASKLET_OLD@tasklet(x, fn, ...);
 |
-T.function =@p fn
+DECLARE_TASKLET_DISABLED@tasklet(x, fn, ...);
 |
-T->function =@p fn
+DECLARE_TASKLET_DISABLED_OLD@tasklet(x, fn, ...);
 |
-hrtimer_setup@p(T, fn, ...)
+DECLARE_WORK@work(x, fn, ...);
+|
+DECLARE_DELAYED_WORK@work(x, fn, ...);
 )
 
 @script:python depends on report@
-fn << timer.fn;
-p << timer.p;
+fn << declared_callback.fn;
+p << declared_callback.timer;
 @@
 emit("callback", p[0], name=fn, context="timer")
 
-@timer_decl depends on report@
-declarer name DEFINE_TIMER;
-identifier x, fn;
-position p;
-@@
-DEFINE_TIMER@p(x, fn, ...);
-
 @script:python depends on report@
-fn << timer_decl.fn;
-p << timer_decl.p;
-@@
-emit("callback", p[0], name=fn, context="timer")
-
-@tasklet depends on report@
-identifier fn;
-expression T;
-position p;
-@@
-(
-tasklet_init@p(T, fn, ...)
-|
-tasklet_setup@p(T, fn)
-)
-
-@script:python depends on report@
-fn << tasklet.fn;
-p << tasklet.p;
+fn << declared_callback.fn;
+p << declared_callback.tasklet;
 @@
 emit("callback", p[0], name=fn, context="tasklet")
 
-@tasklet_decl depends on report@
-declarer name DECLARE_TASKLET, DECLARE_TASKLET_OLD, DECLARE_TASKLET_DISABLED,
-	      DECLARE_TASKLET_DISABLED_OLD;
-identifier x, fn;
-position p;
-@@
-(
-DECLARE_TASKLET@p(x, fn, ...);
-|
-DECLARE_TASKLET_OLD@p(x, fn, ...);
-|
-DECLARE_TASKLET_DISABLED@p(x, fn, ...);
-|
-DECLARE_TASKLET_DISABLED_OLD@p(x, fn, ...);
-)
-
 @script:python depends on report@
-fn << tasklet_decl.fn;
-p << tasklet_decl.p;
-@@
-emit("callback", p[0], name=fn, context="tasklet")
-
-@softirq depends on report@
-identifier fn;
-expression D, N, H;
-position p;
-@@
-(
-netif_napi_add@p(D, N, fn, ...)
-|
-netif_napi_add_weight@p(D, N, fn, ...)
-|
-netif_napi_add_tx@p(D, N, fn, ...)
-|
-call_rcu@p(H, fn)
-)
-
-@script:python depends on report@
-fn << softirq.fn;
-p << softirq.p;
-@@
-emit("callback", p[0], name=fn, context="softirq")
-
-@work depends on report@
-identifier fn;
-expression W;
-position p;
-@@
-(
-INIT_WORK@p(W, fn)
-|
-INIT_WORK_ONSTACK@p(W, fn)
-|
-INIT_DELAYED_WORK@p(W, fn)
-|
-INIT_DEFERRABLE_WORK@p(W, fn)
-|
-INIT_RCU_WORK@p(W, fn)
-|
-kthread_init_work@p(W, fn)
-)
-
-@script:python depends on report@
-fn << work.fn;
-p << work.p;
+fn << declared_callback.fn;
+p << declared_callback.work;
 @@
 emit("callback", p[0], name=fn, context="work")
-
-@work_decl depends on report@
-declarer name DECLARE_WORK, DECLARE_DELAYED_WORK;
-identifier x, fn;
-position p;
-@@
-(
-DECLARE_WORK@p(x, fn);
-|
-DECLARE_DELAYED_WORK@p(x, fn);
-)
-
-@script:python depends on report@
-fn << work_decl.fn;
-p << work_decl.p;
-@@
-emit("callback", p[0], name=fn, context="work")
-
-@kthread depends on report@
-identifier fn;
-position p;
-@@
-(
-kthread_run@p(fn, ...)
-|
-kthread_create@p(fn, ...)
-|
-kthread_create_on_node@p(fn, ...)
-|
-kthread_create_on_cpu@p(fn, ...)
-|
-kthread_run_on_cpu@p(fn, ...)
-)
-
-@script:python depends on report@
-fn << kthread.fn;
-p << kthread.p;
-@@
-emit("callback", p[0], name=fn, context="kthread")
 
 // A function stored in a designated initializer is a callback of that
 // structure (file_operations .open/.release, driver .probe, ...).  Every

@@ -26,22 +26,27 @@ def emit(kind, pos, **fields):
 		      col=int(pos.column), function=pos.current_element)
 	print(json.dumps(fields, sort_keys=True), flush=True)
 
-// Every call is matched and the script keeps the wrappers': a metavariable
-// with a script constraint cannot be handed to a script rule.
-@wrapper_call depends on report@
-identifier w;
+@lock_call depends on report@
+identifier w : script:python() { w in LOCKS };
 position p;
 @@
 w@p(...)
 
 @script:python depends on report@
-w << wrapper_call.w;
-p << wrapper_call.p;
+p << lock_call.p;
 @@
-if w in LOCKS:
-	emit("wrapper_call", p[0], role="lock", callee=w)
-elif w in UNLOCKS:
-	emit("wrapper_call", p[0], role="unlock", callee=w)
+emit("wrapper_call", p[0], role="lock")
+
+@unlock_call depends on report@
+identifier w : script:python() { w in UNLOCKS };
+position p;
+@@
+w@p(...)
+
+@script:python depends on report@
+p << unlock_call.p;
+@@
+emit("wrapper_call", p[0], role="unlock")
 
 @unpaired_unlock depends on report exists@
 identifier fn;

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from sem2mutex.audit.contexts import ContextMap
 from sem2mutex.audit.facts import FACTS_DIR, by_kind
-from sem2mutex.model import FactSet, Instance, Location, Site
+from sem2mutex.model import FactSet, Instance, Location, Reason, Site
 from sem2mutex.progress import Progress
 from sem2mutex.audit.intake import kernel_files_mentioning
-from sem2mutex.tools.spatch import SpatchRunner
+from sem2mutex.tools.spatch import SpatchRunner, combine_rules
 
 # contexts.cocci too: a wrapper's caller may sit in a file pass 2 never saw,
 # and whether that caller runs in IRQ context matters as much.
@@ -25,6 +26,10 @@ WRAPPER_RULES = [FACTS_DIR / "wrapper_pairing.cocci"]
 WRAPPER_AND_CONTEXT_RULES = WRAPPER_RULES + [FACTS_DIR / "contexts.cocci"]
 WRAPPABLE_LOCKS = ("down", "down_interruptible", "down_killable")
 PSEUDO_KINDS = ("pointer", "unresolved")
+# A wrapper called in more files than this (lock_kernel() of the 2.6 big
+# kernel semaphore, the inode i_sem helpers) would make the analysis parse
+# a good part of the tree again; its releases stay unpaired instead.
+MAX_WRAPPER_FILES = 40
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,7 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
     unpaired = {(r["file"], r["line"], r["col"]) for r in grouped.get("unpaired", [])}
     wrapper_names = set(wrappers.locks) | set(wrappers.unlocks)
     calls = [r for r in grouped.get("wrapper_call", [])
-             if r.get("callee") in wrapper_names and r.get("function") not in wrapper_names]
+             if r.get("function") not in wrapper_names]
     for r in calls:
         key = (r["file"], r["line"], r["col"])
         inst.sites.append(Site(Location(r["file"], r["line"]), r.get("function") or "",
@@ -108,18 +113,27 @@ class WrapperAnalysis:
                                     {n for w in found for n in w.locks + w.unlocks},
                                     self.runner.jobs)
         by_id = {inst.id: inst for inst in instances}
-        files = {w.instance_id: self.files_of(w, static, mentions) for w in found}
+        sets = wrapper_sets(found, {w.instance_id: self.files_of(w, static, mentions)
+                                    for w in found})
+        for ws in [ws for ws in sets if len(ws.files) > MAX_WRAPPER_FILES]:
+            for w in ws.members:
+                by_id[w.instance_id].notes.append(Reason(
+                    "wrappers-not-followed", f"{', '.join(ws.names)} are called in "
+                    f"{len(ws.files)} files: pairing through them is not checked (at most "
+                    f"{MAX_WRAPPER_FILES}), their releases stay unpaired", ()))
+        sets = [ws for ws in sets if len(ws.files) <= MAX_WRAPPER_FILES]
         context_records: list[dict] = []
-        groups = disjoint_groups(found, files)
+        groups = disjoint_groups(sets)
         for n, group in enumerate(groups, 1):
-            records = self.check_group(group, set().union(*(files[w.instance_id]
-                                                            for w in group)), scanned)
-            for w in group:
-                apply_wrapper_calls(by_id[w.instance_id], w, records)
+            records = self.check_group(group, set().union(*(ws.files for ws in group)), scanned)
+            for ws in group:
+                # in a group each file is one name set's
+                mine = [r for r in records if r.get("file") in ws.files]
+                for w in ws.members:
+                    apply_wrapper_calls(by_id[w.instance_id], w, mine)
             context_records += [r for r in records
                                 if r["kind"] in ("callback", "fndef", "fnstatic", "calls")]
-            self.progress.step(f"wrappers: {n}/{len(groups)} groups of semaphores "
-                               f"({len(found)} in all)")
+            self.progress.step(f"wrappers: {n}/{len(groups)} groups ({len(found)} semaphores)")
         return context_records
 
     @staticmethod
@@ -132,32 +146,72 @@ class WrapperAnalysis:
                 files |= mentions.get(name, set())
         return files
 
-    def check_group(self, group: list[Wrappers], files: set[str],
+    def check_group(self, group: list[WrapperSet], files: set[str],
                     scanned: set[str]) -> list[dict]:
         """Pairing of the wrapper calls of GROUP in one spatch run (each
         file parsed once); contexts only for the files the main pass did
         not already scan."""
-        env = {"SEM2MUTEX_LOCK_WRAPPERS": ",".join(sorted({n for w in group for n in w.locks})),
-               "SEM2MUTEX_UNLOCK_WRAPPERS": ",".join(sorted({n for w in group
-                                                             for n in w.unlocks}))}
+        locks = sorted({n for ws in group for n in ws.locks})
+        unlocks = sorted({n for ws in group for n in ws.unlocks})
         known, new = sorted(files & scanned), sorted(files - scanned)
-        records = self.runner.run("wrappers", WRAPPER_RULES, known, env=env).records
-        records += self.runner.run("wrappers", WRAPPER_AND_CONTEXT_RULES, new, env=env).records
+        records = self.runner.run_program("wrappers", wrapper_program(WRAPPER_RULES, locks,
+                                                                      unlocks), known).records
+        records += self.runner.run_program("wrappers", wrapper_program(
+            WRAPPER_AND_CONTEXT_RULES, locks, unlocks), new).records
         return records
 
 
-def disjoint_groups(found: list[Wrappers], files: dict[str, set[str]]) -> list[list[Wrappers]]:
-    """Semaphores in groups whose wrapper files do not overlap: in one file
-    only one semaphore's wrappers are called, so a lock wrapper can only
-    pair with its own unlock wrapper.  Greedy, most files first."""
-    groups: list[tuple[list[Wrappers], set[str]]] = []
-    for w in sorted(found, key=lambda w: (-len(files[w.instance_id]), w.instance_id)):
-        mine = files[w.instance_id]
+def wrapper_program(rules: list[Path], locks: list[str], unlocks: list[str]) -> str:
+    """wrapper_pairing.cocci (and contexts.cocci) as one program, its name
+    sets written out: a literal set is matched by spatch itself, a script
+    constraint costs a Python call for every call of every file."""
+    text = combine_rules(rules)
+    for name, names in (("LOCKS", locks), ("UNLOCKS", unlocks)):
+        literal = "{" + ", ".join(names) + "}"
+        for var in ("w", "lk", "ul"):
+            text = text.replace(f"identifier {var} : script:python() {{ {var} in {name} }};",
+                                f"identifier {var} = {literal};")
+    return text
+
+
+@dataclass
+class WrapperSet:
+    """Semaphores with the same lock and unlock wrapper names (each
+    architecture's probe_sem behind probe_irq_on()/probe_irq_off()): their
+    calls pair the same way, one analysis serves them all."""
+
+    locks: tuple[str, ...]
+    unlocks: tuple[str, ...]
+    members: list[Wrappers]
+    files: set[str]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f"{n}()" for n in self.locks + self.unlocks)
+
+
+def wrapper_sets(found: list[Wrappers], files: dict[str, set[str]]) -> list[WrapperSet]:
+    sets: dict[tuple[tuple[str, ...], tuple[str, ...]], WrapperSet] = {}
+    for w in found:
+        key = (w.locks, w.unlocks)
+        if key not in sets:
+            sets[key] = WrapperSet(w.locks, w.unlocks, [], set())
+        sets[key].members.append(w)
+        sets[key].files |= files[w.instance_id]
+    return sorted(sets.values(), key=lambda ws: (ws.locks, ws.unlocks))
+
+
+def disjoint_groups(sets: list[WrapperSet]) -> list[list[WrapperSet]]:
+    """Wrapper sets in groups whose files do not overlap: in one file only
+    one set's wrappers are called, so a lock wrapper can only pair with
+    its own unlock wrapper.  Greedy, most files first."""
+    groups: list[tuple[list[WrapperSet], set[str]]] = []
+    for ws in sorted(sets, key=lambda ws: (-len(ws.files), ws.locks, ws.unlocks)):
         for members, used in groups:
-            if not used & mine:
-                members.append(w)
-                used |= mine
+            if not used & ws.files:
+                members.append(ws)
+                used |= ws.files
                 break
         else:
-            groups.append(([w], set(mine)))
+            groups.append(([ws], set(ws.files)))
     return [members for members, _ in groups]

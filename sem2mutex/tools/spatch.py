@@ -191,10 +191,13 @@ class SpatchRunner:
 
     def run(self, label: str, cocci_files: list[Path], files: list[str],
             env: dict[str, str] | None = None) -> SpatchOutput:
+        return self.run_program(label, combine_rules(cocci_files), files, env)
+
+    def run_program(self, label: str, program_text: str, files: list[str],
+                    env: dict[str, str] | None = None) -> SpatchOutput:
         output = SpatchOutput()
         if not files:
             return output
-        program_text = combine_rules(cocci_files)
         digests = {f: file_digest(self.tree / f) for f in files}
         keys = {f: self.file_key(program_text, env, f, digests[f]) for f in files}
         found = {f: self.cache.get("spatch", keys[f]) for f in files}
