@@ -22,9 +22,9 @@ from sem2mutex.tools.spatch import find_spatch
 from sem2mutex.tools.linediff import changed_blocks
 from sem2mutex.model import Init, Instance, Location, SemClass, Site
 from sem2mutex.progress import Progress
-from sem2mutex.series.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, MUTEX, NOT_ADDED,
-                               NOT_CONVERTED, PRESENT, Edit, FileState, RewritePlan,
-                               apply_rewrite, include_anchor, plan_rewrite)
+from sem2mutex.series.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, DROPPED, KEPT, MUTEX,
+                                      NOT_ADDED, NOT_CONVERTED, NOT_WANTED, PRESENT, REPLACED,
+                                      Edit, RewritePlan, apply_rewrite, plan_rewrite)
 
 REWRITE_DIR = REPO / "tests" / "rewrite"
 OWN_TREE = REWRITE_DIR / "tree"
@@ -259,7 +259,7 @@ def test_trylock_forms_reported(own_run):
 
 def test_own_tree_declarations(own_run):
     rw = own_run.tree / "drivers" / "rw"
-    assert line_of(rw / "rw.h", "lock;") == "struct mutex\tlock;\t/* protects users */"
+    assert line_of(rw / "rw.h", "lock;") == "struct mutex\t\tlock;\t/* protects users */"
     assert line_of(rw / "rw.h", "slots[2];") == "struct mutex slots[2];"
     assert line_of(rw / "rw.h", "poll_sem;") == "struct mutex poll_sem;"
     assert line_of(rw / "rw.h", "extern struct") == "extern struct mutex rw_global_sem;"
@@ -276,13 +276,18 @@ def test_own_tree_declarations(own_run):
 
 def test_own_tree_includes(own_run):
     rw = own_run.tree / "drivers" / "rw"
-    # one block of <...> includes: after its last line
-    assert own_run.include("drivers/rw/rw.h").status == ADDED
+    # an alphabetical block: <linux/mutex.h> at its place; the file still
+    # has a semaphore (u_sem), so <linux/semaphore.h> stays
+    rw_h = own_run.include("drivers/rw/rw.h")
+    assert (rw_h.status, rw_h.semaphore_h) == (ADDED, KEPT)
+    assert rw_h.semaphore_why == "the file still uses a semaphore"
     text = (rw / "rw.h").read_text()
-    assert "#include <linux/types.h>\n#include <linux/mutex.h>\n" in text
-    # two blocks: before the first, never after the block further down
+    assert "#include <linux/mutex.h>\n#include <linux/semaphore.h>\n#include <linux/types.h>\n" \
+        in text
+    # the block of <linux/...> includes, never the <asm/...> one further down
     assert own_run.include("drivers/rw/edge.c").status == ADDED
-    assert "#include <linux/mutex.h>\n#include <linux/errno.h>\n" in (rw / "edge.c").read_text()
+    assert "#include <linux/errno.h>\n#include <linux/mutex.h>\n#include <linux/semaphore.h>\n" \
+        in (rw / "edge.c").read_text()
     # already there: not added twice
     assert own_run.include("drivers/rw/decls.c").status == PRESENT
     assert (rw / "decls.c").read_text().count("#include <linux/mutex.h>") == 1
@@ -292,6 +297,61 @@ def test_own_tree_includes(own_run):
     assert line_of(rw / "bare.h", "bare_lock;") == "struct mutex bare_lock;"
     # files that only use the mutex get it through the header
     assert "mutex.h" not in (rw / "user.c").read_text()
+    assert own_run.include("drivers/rw/user.c").status == NOT_WANTED
+
+
+def includes_of(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.startswith("#include")]
+
+
+def test_own_tree_unused_semaphore_h_goes(own_run):
+    tidy = own_run.tree / "drivers" / "tidy"
+    # an unsorted block: <linux/mutex.h> takes the place of the include it replaces
+    assert own_run.include("drivers/tidy/tidy.h").semaphore_h == REPLACED
+    assert includes_of(tidy / "tidy.h") == ["#include <linux/types.h>",
+                                            "#include <linux/mutex.h>",
+                                            "#include <linux/list.h>"]
+    # an alphabetical block: dropped, and <linux/mutex.h> at its place in it
+    assert own_run.include("drivers/tidy/tidy_main.c").status == ADDED
+    assert includes_of(tidy / "tidy_main.c") == ["#include <linux/errno.h>",
+                                                 "#include <linux/module.h>",
+                                                 "#include <linux/mutex.h>",
+                                                 "#include <linux/slab.h>",
+                                                 '#include "tidy.h"']
+    # <linux/mutex.h> there already: <linux/semaphore.h> just goes
+    extra = own_run.include("drivers/tidy/tidy_extra.c")
+    assert (extra.status, extra.semaphore_h) == (PRESENT, DROPPED)
+    assert includes_of(tidy / "tidy_extra.c") == ["#include <linux/mutex.h>",
+                                                  '#include "tidy.h"']
+    # a header keep.c gets struct semaphore through keeps it
+    keep = own_run.include("drivers/tidy/keep.h")
+    assert (keep.status, keep.semaphore_h) == (ADDED, KEPT)
+    assert keep.semaphore_why.startswith("drivers/tidy/keep.c uses a semaphore")
+    assert includes_of(tidy / "keep.h") == ["#include <linux/semaphore.h>",
+                                            "#include <linux/mutex.h>"]
+    # every include spatch found where the step put it
+    assert own_run.result.unconfirmed == []
+
+
+def test_own_tree_padded_members_keep_their_column(own_run):
+    tidy = own_run.tree / "drivers" / "tidy"
+    lines = (tidy / "tidy.h").read_text().splitlines()
+    member = {line.split()[-1]: line for line in lines if line.endswith(";")}
+    # spaces stay spaces, tabs stay tabs, a single space stays one space
+    assert member["cmd_lock;"] == "\tstruct mutex                    cmd_lock;"
+    assert member["io_lock;"] == "\tstruct mutex\t\tio_lock;"
+    assert member["slot_lock;"] == "\tstruct mutex slot_lock;"
+    columns = {name: len(line.expandtabs(8)) - len(name) for name, line in member.items()}
+    assert columns["cmd_lock;"] == columns["flags;"] == columns["list;"] == 40
+    assert columns["io_lock;"] == columns["users;"] == 32
+    assert line_of(tidy / "tidy_main.c", "tidy_local_lock;") == \
+        "static struct mutex      tidy_local_lock;"
+    assert line_of(own_run.tree / "drivers/rw/rw.h", "lock;\t") == \
+        "struct mutex\t\tlock;\t/* protects users */"
+    realigned = {(r.file, r.name) for r in own_run.result.realigned}
+    assert realigned == {("drivers/tidy/tidy.h", "cmd_lock"), ("drivers/tidy/tidy.h", "io_lock"),
+                         ("drivers/tidy/tidy_main.c", "tidy_local_lock"),
+                         ("drivers/rw/rw.h", "lock")}
 
 
 def test_own_tree_demotions_keep_semaphores(own_run):
@@ -473,18 +533,6 @@ def test_changed_blocks_are_minimal_and_rebuild_the_new_file():
         at = b.old_end
     assert rebuilt + old[at:] == new
     assert changed_blocks(before, before) == []
-
-
-def test_include_anchor_choices():
-    def state(**includes):
-        st = FileState()
-        for line, styles in includes.items():
-            st.includes[int(line[1:])] = set(styles.split())
-        return st
-    assert include_anchor(state(l3="linux angle", l4="linux angle", l5="angle")) == (5, "after")
-    assert include_anchor(state(l3="linux angle", l5="angle")) == (3, "before")
-    assert include_anchor(state(l3="quoted", l4="quoted")) == (3, "before")
-    assert include_anchor(state()) is None
 
 
 # ------------------------------------------------------------ real tree

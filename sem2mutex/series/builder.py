@@ -172,7 +172,8 @@ class SeriesBuilder:
         if any(len(us) > 1 and mutex_in(plan, f) for f, us in owners.items()):
             return self.convert_unit_by_unit(repo, plan, units, patches), units
         self.progress.step(f"series: rewriting {len(owners)} files in one spatch pass")
-        whole = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs)
+        whole = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs,
+                              source=self.req.tree)
         units, owners = self.rename_unparsed(repo, units, owners)
         self.progress.step(f"series: committing {len(units)} subsystems "
                            "(get_maintainer.pl for each)")
@@ -232,7 +233,8 @@ class SeriesBuilder:
                              patches: list[PatchInfo]) -> list[RewriteResult]:
         results = []
         for n, unit in enumerate(units, 1):
-            result = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs, unit.ids)
+            result = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs, unit.ids,
+                                   source=self.req.tree)
             results.append(result)
             self.commit_unit(repo, unit, result, None, patches)
             self.progress.step(f"series: converted {unit.section} ({n}/{len(units)})")
