@@ -48,7 +48,8 @@ from sem2mutex.series.alignment import Realignment, realign
 from sem2mutex.series.includes import (AFTER, BEFORE, DROP, IncludeLine, IncludePlan,
                                        in_shared_header, plan_include)
 from sem2mutex.tools.api import COUNTING_NAMES, api_table
-from sem2mutex.tools.grep import files_with_words
+from sem2mutex.tools.grep import files_matching, files_with_words
+from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS
 from sem2mutex.tools.lexer import directives
 from sem2mutex.tools.fs import replace_file, unshare
 from sem2mutex.tools.linediff import changed_blocks
@@ -552,46 +553,86 @@ def include_lines(spatch: Path, tree: Path, files: list[str], jobs: int
         return dict(zip(files, pool.map(one, files)))
 
 
-def includers_relying_on(header: str, tree: Path, source: Path, spatch: Path,
-                         jobs: int) -> list[str]:
-    """Files next to HEADER that include it and use a semaphore without
-    including <linux/semaphore.h> themselves: they may get it through
-    HEADER.  The header's directory is searched, in TREE (as rewritten) and
-    in SOURCE (the files TREE has no copy of); grep on the header's name is
-    the prefilter, spatch decides what they use."""
+# Words a file that names a semaphore itself must contain: the prefilter
+# before spatch reads the includers of a header (down() and up() alone are
+# too common; a file that calls them on a semaphore declares or includes one).
+SEMAPHORE_WORDS = ["semaphore", "sema_init", "DEFINE_SEMAPHORE", "__SEMAPHORE_INITIALIZER",
+                   *sorted(COUNTING_NAMES.values())]
+
+
+def include_path(header: str) -> str | None:
+    """How other files include a shared header: include/xen/xenbus.h is
+    <xen/xenbus.h>, arch/x86/include/asm/uv/bios.h is <asm/uv/bios.h>."""
+    parts = header.split("/")
+    return "/".join(parts[parts.index("include") + 1:]) if "include" in parts else None
+
+
+def includer_candidates(header: str, root: Path, jobs: int) -> list[str]:
+    """Files of ROOT that may include HEADER: next to it for a driver's
+    header, anywhere for a shared one (a grep prefilter either way)."""
+    if in_shared_header(header):
+        path = include_path(header)
+        pattern = ("#[[:space:]]*include[[:space:]]*[<\"]" + path.replace(".", "\\.")
+                   + "[>\"]")
+        return sorted(files_matching(root, pattern, False, jobs, skip=NON_KERNEL_TOP_DIRS)
+                      - {header})
     directory = os.path.dirname(header)
-    found: list[str] = []
+    if not (root / directory).is_dir():
+        return []
+    names = sorted(os.path.join(directory, n) for n in os.listdir(root / directory)
+                   if n.endswith((".c", ".h")) and os.path.join(directory, n) != header)
+    return files_with_words(root, names, [os.path.basename(header)])
+
+
+def includers_relying_on(headers: list[str], tree: Path, source: Path, spatch: Path,
+                         jobs: int) -> dict[str, list[str]]:
+    """For each of HEADERS, the files that include it and name a semaphore
+    without including <linux/semaphore.h> themselves: they may get it
+    through the header.  A driver's header is looked for in its directory,
+    a shared one (include/, arch/*/include/) in the whole tree; files are
+    read as TREE has them (rewritten), else as SOURCE (the whole tree TREE
+    was copied from) does.  grep picks the candidates; spatch decides what
+    they use, one read for all of them."""
+    mentions: dict[str, set[str]] = {}
+    for h in headers:
+        found = set(includer_candidates(h, tree, jobs))
+        if source != tree:
+            found |= set(includer_candidates(h, source, jobs))
+        mentions[h] = found
+    everyone = sorted(set().union(*mentions.values())) if mentions else []
+    relying: set[str] = set()
     for root in dict.fromkeys([tree, source]):
-        if not (root / directory).is_dir():
-            continue
-        names = sorted(os.path.join(directory, n) for n in os.listdir(root / directory)
-                       if n.endswith((".c", ".h")) and os.path.join(directory, n) != header)
-        names = [n for n in names if root == tree or not (tree / n).is_file()]
-        users = files_with_words(root, names, [os.path.basename(header)])
-        if not users:
-            continue
-        state = read_state(root, users, spatch, jobs)
-        found += [f for f in users if state.files[f].uses(SEMAPHORE_SPELLINGS)
-                  and state.files[f].header_line("semaphore") is None]
-    return sorted(found)
+        mine = [f for f in everyone if (root / f).is_file()
+                and (root == tree or not (tree / f).is_file())]
+        users = files_with_words(root, mine, SEMAPHORE_WORDS)
+        if users:
+            state = read_state(root, users, spatch, jobs).files
+            relying |= {f for f in users if state[f].uses(SEMAPHORE_SPELLINGS)
+                        and state[f].header_line("semaphore") is None}
+    return {h: sorted(mentions[h] & relying) for h in headers}
 
 
-def semaphore_h_keep_reason(f: str, st: FileState, parse_errors: dict, tree: Path,
-                            source: Path, spatch: Path, jobs: int) -> str:
-    """Why F must keep <linux/semaphore.h>; "" when it may go."""
-    if st.uses(SEMAPHORE_SPELLINGS):
-        return SEMAPHORE_LEFT
-    if f in parse_errors:
-        return "spatch could not parse all of the file, so it may still use one"
-    if f.endswith(".h") and in_shared_header(f):
-        return "a shared header: code outside the series may get struct semaphore through it"
-    if f.endswith(".h"):
-        relying = includers_relying_on(f, tree, source, spatch, jobs)
+def semaphore_h_keep_reasons(files: list[str], state: TreeState, tree: Path, source: Path,
+                             spatch: Path, jobs: int) -> dict[str, str]:
+    """Why each of FILES must keep its <linux/semaphore.h>; "" when it may go."""
+    reasons = {}
+    headers = []
+    for f in files:
+        st = state.files.get(f, FileState())
+        if st.uses(SEMAPHORE_SPELLINGS):
+            reasons[f] = SEMAPHORE_LEFT
+        elif f in state.parse_errors:
+            reasons[f] = "spatch could not parse all of the file, so it may still use one"
+        else:
+            reasons[f] = ""
+            if f.endswith(".h"):
+                headers.append(f)
+    for f, relying in includers_relying_on(headers, tree, source, spatch, jobs).items():
         if relying:
-            return (f"{', '.join(relying[:3])}{' ...' if len(relying) > 3 else ''} "
-                    f"{'uses' if len(relying) == 1 else 'use'} a semaphore and may get "
-                    "<linux/semaphore.h> through it")
-    return ""
+            reasons[f] = (f"{', '.join(relying[:3])}{' ...' if len(relying) > 3 else ''} "
+                          f"{'uses' if len(relying) == 1 else 'use'} a semaphore and may get "
+                          "<linux/semaphore.h> through it")
+    return reasons
 
 
 def realign_declarations(tree: Path, work: RewritePlan, outcomes: dict[Edit, EditOutcome],
@@ -632,11 +673,12 @@ def update_includes(tree: Path, source: Path, work: RewritePlan, files: set[str]
         if st.header_line("semaphore") or (f in mutex_files and not st.mutex_header_line()):
             needs_names.append(f)
     names = include_lines(spatch, tree, needs_names, jobs)
+    keeps = semaphore_h_keep_reasons(
+        [f for f in sorted(files) if state.files.get(f, FileState()).header_line("semaphore")],
+        state, tree, source, spatch, jobs)
     for f in sorted(files):
         st = state.files.get(f, FileState())
-        keep = ""
-        if st.header_line("semaphore"):
-            keep = semaphore_h_keep_reason(f, st, state.parse_errors, tree, source, spatch, jobs)
+        keep = keeps.get(f, "")
         plans[f] = plan_include(f, names.get(f, []), semaphore_left=keep == SEMAPHORE_LEFT,
                                 keep_why=keep, wants_mutex_h=f in mutex_files,
                                 calls_mutex=bool(st.uses(MUTEX_SPELLINGS)),
@@ -794,7 +836,12 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
                        and o.edit.op in (DECLARATION, "DEFINE_SEMAPHORE")}
         # The files this call changed, and those that declare its mutexes
         # (a rerun on a converted tree may still lack the include).
-        touched = (set(run.originals) | mutex_files) & present
+        # Only those that declare a mutex or include <linux/semaphore.h> (the
+        # transform does not touch includes: the state read before it says)
+        # can need the realignment or an include change.
+        touched = {f for f in (set(run.originals) | mutex_files) & present
+                   if f in mutex_files or f not in before.files
+                   or before.files[f].header_line("semaphore")}
         before_finish = {f: (tree / f).read_bytes() for f in touched}
         state = read_state(tree, sorted(touched), spatch, jobs) if touched \
             else TreeState({}, {})
