@@ -44,7 +44,8 @@ def evidence(inst: Instance, base: str = "") -> str:
     of an obstacle list with where it is."""
     reasons = inst.reasons[:SHOWN_REASONS]
     shown = [r.code for r in reasons]
-    if reasons and reasons[0].locations and inst.sem_class is not SemClass.MUTEX:
+    decided = inst.classified_as or inst.sem_class  # the audit's own class
+    if reasons and reasons[0].locations and decided is not SemClass.MUTEX:
         shown[0] += f" at {short(reasons[0].locations[0], base)}"
     more = len(inst.reasons) - len(reasons)
     return ", ".join(shown) + (f", +{more} more" if more > 0 else "")
@@ -58,7 +59,7 @@ def describe_instance(inst: Instance, base: str = "") -> str:
     return f"{inst.name} ({short(inst.file, base)})"
 
 
-def pinned_text(inst: Instance) -> str:
+def pinned_text(inst: Instance, base: str = "") -> str:
     """Who decided a pinned instance and why, with what the audit said."""
     v = inst.pinned
     said = inst.classified_as.value if inst.classified_as else inst.sem_class.value
@@ -67,7 +68,7 @@ def pinned_text(inst: Instance) -> str:
         text += (f"; the reviewer overrode the audit's evidence against a mutex: "
                  f"{evidence_text(forbidding_evidence(inst), 1)}")
     elif said != v.sem_class.value:
-        text += f" (the audit alone said {said}: {evidence(inst)})"
+        text += f" (the audit alone said {said}: {evidence(inst, base)})"
     return text
 
 
@@ -113,7 +114,7 @@ def conversion_message(unit: ConversionUnit, result: RewriteResult,
                      "not prove it; convert on that verdict:")
         body.append("")
         for inst in pinned:
-            body += wrap(f"- {describe_instance(inst, base)}: {pinned_text(inst)}",
+            body += wrap(f"- {describe_instance(inst, base)}: {pinned_text(inst, base)}",
                          indent="  ")
         body.append("")
     if others:
@@ -128,7 +129,7 @@ def conversion_message(unit: ConversionUnit, result: RewriteResult,
             why = (f"kept: {'; '.join(demoted)}" if demoted
                    else f"{inst.sem_class.value}: {evidence(inst, base)}")
             if inst.pinned:
-                why = f"{inst.sem_class.value}: {pinned_text(inst)}"
+                why = f"{inst.sem_class.value}: {pinned_text(inst, base)}"
             body += wrap(f"- {describe_instance(inst, base)}: {why}", indent="  ")
         body.append("")
     if unit.unparsed:
