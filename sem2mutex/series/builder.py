@@ -192,6 +192,7 @@ class SeriesBuilder:
         self.progress.step(f"series: rewriting {len(owners)} files in one spatch pass")
         whole = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs,
                               source=self.req.tree)
+        self.warn_unconfirmed(whole)
         units, owners = self.rename_unparsed(repo, units, owners)
         self.progress.step(f"series: committing {len(units)} subsystems "
                            "(get_maintainer.pl for each)")
@@ -253,10 +254,17 @@ class SeriesBuilder:
         for n, unit in enumerate(units, 1):
             result = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs, unit.ids,
                                    source=self.req.tree)
+            self.warn_unconfirmed(result)
             results.append(result)
             self.commit_unit(repo, unit, result, None, patches)
             self.progress.step(f"series: converted {unit.section} ({n}/{len(units)})")
         return results
+
+    def warn_unconfirmed(self, result: RewriteResult) -> None:
+        """What spatch did not find as the include and alignment steps left
+        it: never expected, so said loudly rather than committed quietly."""
+        for problem in result.unconfirmed:
+            self.progress.warn(f"rewrite not confirmed by spatch: {problem}")
 
     def commit_unit(self, repo: MiniRepo, unit: ConversionUnit, result: RewriteResult,
                     files: list[str] | None, patches: list[PatchInfo],

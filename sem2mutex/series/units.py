@@ -97,4 +97,6 @@ def unit_view(whole: RewriteResult, unit: ConversionUnit, files: list[str]) -> R
         instances=[r for r in whole.instances if r.instance in unit.ids],
         includes=[inc for inc in whole.includes if inc.file in files],
         parse_errors={f: e for f, e in whole.parse_errors.items() if f in files},
-        unplanned_changes=[l for l in whole.unplanned_changes if l.file in files])
+        unplanned_changes=[l for l in whole.unplanned_changes if l.file in files],
+        realigned=[r for r in whole.realigned if r.file in files],
+        unconfirmed=[u for u in whole.unconfirmed if u.split(":", 1)[0] in files])
