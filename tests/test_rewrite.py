@@ -637,3 +637,31 @@ def test_real_tree_rerun_has_nothing_to_do(real_run):
     again = apply_rewrite(root / "rewritten", plan, find_spatch(), JOBS, ids)
     assert again.nothing_to_do, again.summary()
     assert tree_files(root / "rewritten") == before
+
+
+# ------------------------------------------------------------ the rules themselves
+
+OWN_RULES = sorted((REPO / "cocci" / "rewrite").glob("*.cocci")) + \
+    sorted((REPO / "cocci" / "check").glob("*.cocci"))
+
+
+@pytest.mark.parametrize("rule", OWN_RULES, ids=[r.stem for r in OWN_RULES])
+def test_rewrite_and_check_rules_follow_kernel_cocci_conventions(rule):
+    text = rule.read_text()
+    assert text.startswith("// SPDX-License-Identifier: GPL-2.0-only\n///")
+    for header in ("// Confidence:", "// Options:", "// Keywords:", "virtual "):
+        assert header in text, f"{rule.name} lacks {header}"
+
+
+def test_include_rules_parse_with_their_named_anchors(tmp_path):
+    """mutex_include.cocci followed by one copy of the template per anchor,
+    as update_includes() runs them, is a valid semantic patch."""
+    import subprocess
+    from sem2mutex.series.rewrite import REWRITE_DIR, next_to_rules
+    program = tmp_path / "includes.cocci"
+    program.write_text("\n\n".join([(REWRITE_DIR / "mutex_include.cocci").read_text(),
+                                    *next_to_rules(["<linux/slab.h>", '"esas2r.h"'])]))
+    done = subprocess.run([str(find_spatch()), "--parse-cocci", str(program), "-D", "patch"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "after_include_1" in done.stdout and '#include "esas2r.h"' in program.read_text()
