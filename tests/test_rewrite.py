@@ -20,7 +20,7 @@ from sem2mutex.audit.decisions import load_verdicts
 from sem2mutex.audit.intake import open_tree
 from sem2mutex.tools.spatch import find_spatch
 from sem2mutex.tools.linediff import changed_blocks
-from sem2mutex.model import Init, Instance, Location, SemClass, Site
+from sem2mutex.model import Init, Instance, Location, Reason, SemClass, Site, Verdict
 from sem2mutex.progress import Progress
 from sem2mutex.series.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, DROPPED, KEPT, MUTEX,
                                       NOT_ADDED, NOT_CONVERTED, PRESENT, REPLACED,
@@ -547,7 +547,10 @@ def instances_from_audit(audit: dict) -> list[Instance]:
                for x in i["inits"]],
         sites=[Site(Location(s["file"], s["line"]), s["function"], s["op"], s["paired"],
                     s["macro"], s["via_wrapper"]) for s in i["sites"]],
-        sem_class=SemClass(i["class"])) for i in audit["instances"]]
+        sem_class=SemClass(i["class"]),
+        reasons=[Reason(r["code"], r["detail"],
+                        tuple(Location(x["file"], x["line"]) for x in r["locations"]))
+                 for r in i["reasons"]]) for i in audit["instances"]]
 
 
 CONSOLE_SEM = "static:kernel/printk/printk.c:console_sem"
@@ -665,3 +668,35 @@ def test_include_rules_parse_with_their_named_anchors(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "after_include_1" in done.stdout and '#include "esas2r.h"' in program.read_text()
+
+
+RECLAIM_SEM = "field:struct xenbus_device.reclaim_sem"
+
+
+def test_real_tree_pinned_reclaim_sem_becomes_a_mutex_credited_to_its_reviewer(
+        default_audit, tmp_path):
+    """The issue's example: ambiguous only for trylock-context-unknown, pinned
+    mutex by a reviewer, converted, and the patch names the reviewer."""
+    from sem2mutex.audit.decisions import VerdictApplier
+    from sem2mutex.series.messages import conversion_message
+    from sem2mutex.series.units import ConversionUnit
+    inst = next(i for i in instances_from_audit(default_audit) if i.id == RECLAIM_SEM)
+    assert (inst.sem_class, [r.code for r in inst.reasons]) == \
+        (SemClass.AMBIGUOUS, ["trylock-context-unknown"])
+    verdict = Verdict(RECLAIM_SEM, SemClass.MUTEX, "Ada Reviewer <ada@example.org>",
+                      "probe, remove and reclaim all run in process context")
+    assert VerdictApplier([verdict]).apply([inst]) == []
+    plan = plan_rewrite([inst])
+    assert plan.targets == {RECLAIM_SEM: MUTEX}, plan.demoted
+    for rel in plan.files():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(default_tree_path() / rel, tmp_path / rel)
+    result = apply_rewrite(tmp_path, plan, find_spatch(), JOBS)
+    assert result.not_converted() == [] and result.unconfirmed == [], result.summary()
+    backend = (tmp_path / "drivers/xen/xenbus/xenbus_probe_backend.c").read_text()
+    assert "if (!mutex_trylock(&xdev->reclaim_sem))" in backend
+    _, body = conversion_message(ConversionUnit("XEN", "xen/xenbus", [inst]), result, [],
+                                 "T <t@example.org>")
+    flat = " ".join(body.split())
+    assert ("pinned mutex by Ada Reviewer <ada@example.org>, who wrote: \"probe, remove and "
+            "reclaim all run in process context\"") in flat
