@@ -219,6 +219,9 @@ class Verdict:
     sem_class: SemClass
     reviewer: str
     reason: str
+    # a mutex verdict on an instance with atomic-context or escape evidence
+    # is refused unless the reviewer says override = true (decisions.py)
+    override: bool = False
 
 
 @dataclass

@@ -20,11 +20,11 @@ from sem2mutex.audit.decisions import load_verdicts
 from sem2mutex.audit.intake import open_tree
 from sem2mutex.tools.spatch import find_spatch
 from sem2mutex.tools.linediff import changed_blocks
-from sem2mutex.model import Init, Instance, Location, SemClass, Site
+from sem2mutex.model import Init, Instance, Location, Reason, SemClass, Site, Verdict
 from sem2mutex.progress import Progress
-from sem2mutex.series.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, MUTEX, NOT_ADDED,
-                               NOT_CONVERTED, PRESENT, Edit, FileState, RewritePlan,
-                               apply_rewrite, include_anchor, plan_rewrite)
+from sem2mutex.series.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, DROPPED, KEPT, MUTEX,
+                                      NOT_ADDED, NOT_CONVERTED, PRESENT, REPLACED,
+                                      Edit, RewritePlan, apply_rewrite, plan_rewrite)
 
 REWRITE_DIR = REPO / "tests" / "rewrite"
 OWN_TREE = REWRITE_DIR / "tree"
@@ -259,7 +259,7 @@ def test_trylock_forms_reported(own_run):
 
 def test_own_tree_declarations(own_run):
     rw = own_run.tree / "drivers" / "rw"
-    assert line_of(rw / "rw.h", "lock;") == "struct mutex\tlock;\t/* protects users */"
+    assert line_of(rw / "rw.h", "lock;") == "struct mutex\t\tlock;\t/* protects users */"
     assert line_of(rw / "rw.h", "slots[2];") == "struct mutex slots[2];"
     assert line_of(rw / "rw.h", "poll_sem;") == "struct mutex poll_sem;"
     assert line_of(rw / "rw.h", "extern struct") == "extern struct mutex rw_global_sem;"
@@ -276,13 +276,18 @@ def test_own_tree_declarations(own_run):
 
 def test_own_tree_includes(own_run):
     rw = own_run.tree / "drivers" / "rw"
-    # one block of <...> includes: after its last line
-    assert own_run.include("drivers/rw/rw.h").status == ADDED
+    # an alphabetical block: <linux/mutex.h> at its place; the file still
+    # has a semaphore (u_sem), so <linux/semaphore.h> stays
+    rw_h = own_run.include("drivers/rw/rw.h")
+    assert (rw_h.status, rw_h.semaphore_h) == (ADDED, KEPT)
+    assert rw_h.semaphore_why == "the file still uses a semaphore"
     text = (rw / "rw.h").read_text()
-    assert "#include <linux/types.h>\n#include <linux/mutex.h>\n" in text
-    # two blocks: before the first, never after the block further down
+    assert "#include <linux/mutex.h>\n#include <linux/semaphore.h>\n#include <linux/types.h>\n" \
+        in text
+    # the block of <linux/...> includes, never the <asm/...> one further down
     assert own_run.include("drivers/rw/edge.c").status == ADDED
-    assert "#include <linux/mutex.h>\n#include <linux/errno.h>\n" in (rw / "edge.c").read_text()
+    assert "#include <linux/errno.h>\n#include <linux/mutex.h>\n#include <linux/semaphore.h>\n" \
+        in (rw / "edge.c").read_text()
     # already there: not added twice
     assert own_run.include("drivers/rw/decls.c").status == PRESENT
     assert (rw / "decls.c").read_text().count("#include <linux/mutex.h>") == 1
@@ -292,6 +297,61 @@ def test_own_tree_includes(own_run):
     assert line_of(rw / "bare.h", "bare_lock;") == "struct mutex bare_lock;"
     # files that only use the mutex get it through the header
     assert "mutex.h" not in (rw / "user.c").read_text()
+    assert "drivers/rw/user.c" not in {i.file for i in own_run.result.includes}
+
+
+def includes_of(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.startswith("#include")]
+
+
+def test_own_tree_unused_semaphore_h_goes(own_run):
+    tidy = own_run.tree / "drivers" / "tidy"
+    # an unsorted block: <linux/mutex.h> takes the place of the include it replaces
+    assert own_run.include("drivers/tidy/tidy.h").semaphore_h == REPLACED
+    assert includes_of(tidy / "tidy.h") == ["#include <linux/types.h>",
+                                            "#include <linux/mutex.h>",
+                                            "#include <linux/list.h>"]
+    # an alphabetical block: dropped, and <linux/mutex.h> at its place in it
+    assert own_run.include("drivers/tidy/tidy_main.c").status == ADDED
+    assert includes_of(tidy / "tidy_main.c") == ["#include <linux/errno.h>",
+                                                 "#include <linux/module.h>",
+                                                 "#include <linux/mutex.h>",
+                                                 "#include <linux/slab.h>",
+                                                 '#include "tidy.h"']
+    # <linux/mutex.h> there already: <linux/semaphore.h> just goes
+    extra = own_run.include("drivers/tidy/tidy_extra.c")
+    assert (extra.status, extra.semaphore_h) == (PRESENT, DROPPED)
+    assert includes_of(tidy / "tidy_extra.c") == ["#include <linux/mutex.h>",
+                                                  '#include "tidy.h"']
+    # a header keep.c gets struct semaphore through keeps it
+    keep = own_run.include("drivers/tidy/keep.h")
+    assert (keep.status, keep.semaphore_h) == (ADDED, KEPT)
+    assert keep.semaphore_why.startswith("drivers/tidy/keep.c uses a semaphore")
+    assert includes_of(tidy / "keep.h") == ["#include <linux/semaphore.h>",
+                                            "#include <linux/mutex.h>"]
+    # every include spatch found where the step put it
+    assert own_run.result.unconfirmed == []
+
+
+def test_own_tree_padded_members_keep_their_column(own_run):
+    tidy = own_run.tree / "drivers" / "tidy"
+    lines = (tidy / "tidy.h").read_text().splitlines()
+    member = {line.split()[-1]: line for line in lines if line.endswith(";")}
+    # spaces stay spaces, tabs stay tabs, a single space stays one space
+    assert member["cmd_lock;"] == "\tstruct mutex                    cmd_lock;"
+    assert member["io_lock;"] == "\tstruct mutex\t\tio_lock;"
+    assert member["slot_lock;"] == "\tstruct mutex slot_lock;"
+    columns = {name: len(line.expandtabs(8)) - len(name) for name, line in member.items()}
+    assert columns["cmd_lock;"] == columns["flags;"] == columns["list;"] == 40
+    assert columns["io_lock;"] == columns["users;"] == 32
+    assert line_of(tidy / "tidy_main.c", "tidy_local_lock;") == \
+        "static struct mutex      tidy_local_lock;"
+    assert line_of(own_run.tree / "drivers/rw/rw.h", "lock;\t") == \
+        "struct mutex\t\tlock;\t/* protects users */"
+    realigned = {(r.file, r.name) for r in own_run.result.realigned}
+    assert realigned == {("drivers/tidy/tidy.h", "cmd_lock"), ("drivers/tidy/tidy.h", "io_lock"),
+                         ("drivers/tidy/tidy_main.c", "tidy_local_lock"),
+                         ("drivers/rw/rw.h", "lock")}
 
 
 def test_own_tree_demotions_keep_semaphores(own_run):
@@ -475,18 +535,6 @@ def test_changed_blocks_are_minimal_and_rebuild_the_new_file():
     assert changed_blocks(before, before) == []
 
 
-def test_include_anchor_choices():
-    def state(**includes):
-        st = FileState()
-        for line, styles in includes.items():
-            st.includes[int(line[1:])] = set(styles.split())
-        return st
-    assert include_anchor(state(l3="linux angle", l4="linux angle", l5="angle")) == (5, "after")
-    assert include_anchor(state(l3="linux angle", l5="angle")) == (3, "before")
-    assert include_anchor(state(l3="quoted", l4="quoted")) == (3, "before")
-    assert include_anchor(state()) is None
-
-
 # ------------------------------------------------------------ real tree
 
 
@@ -499,7 +547,10 @@ def instances_from_audit(audit: dict) -> list[Instance]:
                for x in i["inits"]],
         sites=[Site(Location(s["file"], s["line"]), s["function"], s["op"], s["paired"],
                     s["macro"], s["via_wrapper"]) for s in i["sites"]],
-        sem_class=SemClass(i["class"])) for i in audit["instances"]]
+        sem_class=SemClass(i["class"]),
+        reasons=[Reason(r["code"], r["detail"],
+                        tuple(Location(x["file"], x["line"]) for x in r["locations"]))
+                 for r in i["reasons"]]) for i in audit["instances"]]
 
 
 CONSOLE_SEM = "static:kernel/printk/printk.c:console_sem"
@@ -589,3 +640,63 @@ def test_real_tree_rerun_has_nothing_to_do(real_run):
     again = apply_rewrite(root / "rewritten", plan, find_spatch(), JOBS, ids)
     assert again.nothing_to_do, again.summary()
     assert tree_files(root / "rewritten") == before
+
+
+# ------------------------------------------------------------ the rules themselves
+
+OWN_RULES = sorted((REPO / "cocci" / "rewrite").glob("*.cocci")) + \
+    sorted((REPO / "cocci" / "check").glob("*.cocci"))
+
+
+@pytest.mark.parametrize("rule", OWN_RULES, ids=[r.stem for r in OWN_RULES])
+def test_rewrite_and_check_rules_follow_kernel_cocci_conventions(rule):
+    text = rule.read_text()
+    assert text.startswith("// SPDX-License-Identifier: GPL-2.0-only\n///")
+    for header in ("// Confidence:", "// Options:", "// Keywords:", "virtual "):
+        assert header in text, f"{rule.name} lacks {header}"
+
+
+def test_include_rules_parse_with_their_named_anchors(tmp_path):
+    """mutex_include.cocci followed by one copy of the template per anchor,
+    as update_includes() runs them, is a valid semantic patch."""
+    import subprocess
+    from sem2mutex.series.rewrite import REWRITE_DIR, next_to_rules
+    program = tmp_path / "includes.cocci"
+    program.write_text("\n\n".join([(REWRITE_DIR / "mutex_include.cocci").read_text(),
+                                    *next_to_rules(["<linux/slab.h>", '"esas2r.h"'])]))
+    done = subprocess.run([str(find_spatch()), "--parse-cocci", str(program), "-D", "patch"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "after_include_1" in done.stdout and '#include "esas2r.h"' in program.read_text()
+
+
+RECLAIM_SEM = "field:struct xenbus_device.reclaim_sem"
+
+
+def test_real_tree_pinned_reclaim_sem_becomes_a_mutex_credited_to_its_reviewer(
+        default_audit, tmp_path):
+    """The issue's example: ambiguous only for trylock-context-unknown, pinned
+    mutex by a reviewer, converted, and the patch names the reviewer."""
+    from sem2mutex.audit.decisions import VerdictApplier
+    from sem2mutex.series.messages import conversion_message
+    from sem2mutex.series.units import ConversionUnit
+    inst = next(i for i in instances_from_audit(default_audit) if i.id == RECLAIM_SEM)
+    assert (inst.sem_class, [r.code for r in inst.reasons]) == \
+        (SemClass.AMBIGUOUS, ["trylock-context-unknown"])
+    verdict = Verdict(RECLAIM_SEM, SemClass.MUTEX, "Ada Reviewer <ada@example.org>",
+                      "probe, remove and reclaim all run in process context")
+    assert VerdictApplier([verdict]).apply([inst]) == []
+    plan = plan_rewrite([inst])
+    assert plan.targets == {RECLAIM_SEM: MUTEX}, plan.demoted
+    for rel in plan.files():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(default_tree_path() / rel, tmp_path / rel)
+    result = apply_rewrite(tmp_path, plan, find_spatch(), JOBS)
+    assert result.not_converted() == [] and result.unconfirmed == [], result.summary()
+    backend = (tmp_path / "drivers/xen/xenbus/xenbus_probe_backend.c").read_text()
+    assert "if (!mutex_trylock(&xdev->reclaim_sem))" in backend
+    _, body = conversion_message(ConversionUnit("XEN", "xen/xenbus", [inst]), result, [],
+                                 "T <t@example.org>")
+    flat = " ".join(body.split())
+    assert ("pinned mutex by Ada Reviewer <ada@example.org>, who wrote: \"probe, remove and "
+            "reclaim all run in process context\"") in flat

@@ -231,3 +231,115 @@ def test_default_series_has_no_checkpatch_error(default_run, default_6_1):
         errors = dict(zip((p.name for p in patches),
                           pool.map(lambda p: checkpatch_errors(default_6_1, p), patches)))
     assert {name: e for name, e in errors.items() if e} == {}
+
+
+# --- what a maintainer reads: exports, alignment, includes, messages, verdicts
+
+def test_small_tree_exports_equal_the_diff(small_tree, flag_day, tmp_path):
+    from test_scope import diff_oracle, touched_copy
+    scope = load_json(flag_day / "scope.json")
+    after, touched = touched_copy(small_tree, flag_day, tmp_path / "after")
+    assert (scope["exports_added"], scope["exports_removed"]) == \
+        diff_oracle(small_tree, flag_day, after, touched)
+    assert scope["exports_removed"] == ["down", "down_interruptible", "down_killable",
+                                        "down_timeout", "down_trylock", "up"]
+
+
+DECLARATION = re.compile(r"^([-+])(.*struct (?:semaphore|mutex))([ \t]+)(\w+)(\[[^]]*\])?;", re.M)
+
+
+def retyped_declarations(series_dir: Path) -> list[tuple[str, str, str]]:
+    """(patch, - line, + line) of every struct semaphore member or variable
+    a patch turns into a struct mutex (hunks list the - lines first)."""
+    found = []
+    for patch in patches_of(series_dir):
+        old: dict[str, str] = {}
+        for m in DECLARATION.finditer(patch.read_text()):
+            sign, head, name = m.group(1), m.group(2), m.group(4)
+            if sign == "-" and head.endswith("semaphore"):
+                old[name] = m.group(0)[1:]
+            elif sign == "+" and head.endswith("mutex") and name in old:
+                found.append((patch.name, old.pop(name), m.group(0)[1:]))
+    return found
+
+
+def name_column(line: str) -> int:
+    m = re.match(r"(.*struct (?:semaphore|mutex)[ \t]+)\w", line)
+    return len(m.group(1).expandtabs(8))
+
+
+def test_default_series_keeps_padded_names_in_their_column(default_run):
+    pairs = retyped_declarations(default_run)
+    padded = [(p, old, new) for p, old, new in pairs if not re.search(r"semaphore \w", old)]
+    assert len(padded) >= 7, pairs
+    assert [(p, old, new) for p, old, new in padded
+            if name_column(old) != name_column(new)] == []
+    assert [(p, old, new) for p, old, new in pairs
+            if re.search(r"semaphore \w", old) and not re.search(r"mutex \w", new)] == []
+    hinic = [new for p, old, new in padded if "mgmt_lock" in new]
+    assert hinic == ["\tstruct mutex                    mgmt_lock;"]
+
+
+def test_default_series_drops_every_unused_semaphore_h(default_run, default_6_1, tmp_path):
+    from test_scope import touched_copy
+    from sem2mutex.series.rewrite import SEMAPHORE_SPELLINGS, read_state
+    from sem2mutex.tools.spatch import find_spatch
+    after, touched = touched_copy(default_6_1, default_run, tmp_path / "after")
+    including = [f for f in touched if f.endswith((".c", ".h")) and (after / f).is_file()
+                 and "#include <linux/semaphore.h>" in (after / f).read_text()]
+    state = read_state(after, including, find_spatch(), 2)
+    unused = [f for f in including if not state.files[f].uses(SEMAPHORE_SPELLINGS)
+              and f not in state.parse_errors]
+    assert unused == []
+    text = "".join(p.read_text() for p in patches_of(default_run))
+    gone = re.findall(r"^-#include <linux/semaphore\.h>", text, re.M)
+    assert len(gone) >= 16
+    brcmstb = (after / "drivers/cpufreq/brcmstb-avs-cpufreq.c").read_text()
+    assert "#include <linux/module.h>\n#include <linux/mutex.h>\n#include <linux/of_address.h>" \
+        in brcmstb
+
+
+def test_default_series_messages_look_hand_made(default_run):
+    subjects = {}
+    for patch in [default_run / "0000-cover-letter.patch", *patches_of(default_run)]:
+        head, _, rest = patch.read_text().partition("\n\n")
+        subjects[patch.name] = " ".join(re.search(r"^Subject: (.*(?:\n .*)*)", head, re.M)
+                                        .group(1).split())
+        body = rest.split("\n---\n")[0].split("\n-- \n")[0]
+        long = [line for line in body.splitlines()
+                if len(line) > 72 and not line.startswith(("Cc: ", "Signed-off-by: "))]
+        assert long == [], patch.name
+    text = " ".join(subjects.values())
+    for prefix in ("net: hinic: ", "wifi: ath6kl: ", "cpufreq: brcmstb-avs-cpufreq: ",
+                   "RDMA/vmw_pvrdma: ", "ARM: versatile: ", "MIPS: Octeon: ", "x86/cpu: "):
+        assert prefix in text, prefix
+    assert "x86/include" not in text and "Input: serio" not in text
+
+
+def test_pinned_verdicts_reach_the_patches(small_tree, tmp_path):
+    decisions = tmp_path / "decisions.toml"
+    decisions.write_text('''
+[[verdict]]
+instance = "field:drivers/fixture/more.c:struct more_dev.exported_try"
+class = "mutex"
+reviewer = "Ada Reviewer <ada@example.org>"
+reason = "every caller is a probe or an ioctl: process context"
+
+[[verdict]]
+instance = "field:drivers/fixture/more.c:struct more_dev.napi_sem"
+class = "mutex"
+reviewer = "Ada Reviewer <ada@example.org>"
+reason = "looks fine"
+''')
+    out = make_series(small_tree, tmp_path / "out", "--decisions", str(decisions))
+    text = " ".join("".join(p.read_text() for p in patches_of(out)).split())
+    assert ("pinned mutex by Ada Reviewer <ada@example.org>, who wrote: \"every caller is a "
+            "probe or an ioctl: process context\"") in text
+    scope = load_json(out / "scope.json")
+    assert "field:drivers/fixture/more.c:struct more_dev.exported_try" in \
+        scope["converted_to_mutex"]
+    assert [v["instance"] for v in scope["refused_verdicts"]] == \
+        ["field:drivers/fixture/more.c:struct more_dev.napi_sem"]
+    cover = " ".join((out / "0000-cover-letter.patch").read_text().split())
+    assert "field:drivers/fixture/more.c:struct more_dev.exported_try is a mutex by a " \
+           "reviewer's verdict (Ada Reviewer <ada@example.org>" in cover

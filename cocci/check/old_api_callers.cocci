@@ -14,6 +14,7 @@
 // Confidence: High for "semaphore", Moderate for "unknown type"
 // Copyright: (C) 2024 sem2mutex contributors
 // Options: --no-includes --include-headers
+// Keywords: semaphore, sem2mutex
 
 virtual report
 

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/// Add #include <linux/mutex.h> to a file that now declares a struct mutex
-/// (or DEFINE_MUTEX()) and does not include it yet.  The line goes right
-/// after or right before the #include the rewrite plan names as its anchor.
-/// spatch 1.1.1 only adds an #include after the last #include <...> of a
-/// file or before the first one, so sem2mutex picks one of those: after
-/// the last when the file's <...> includes are one unbroken block (the
-/// new line then joins its <linux/...> neighbours), else before the first,
-/// which is never inside an #ifdef block written further down.
+/// Replace or drop #include <linux/semaphore.h> in a file that no longer
+/// uses any semaphore, and add #include <linux/mutex.h> where the file's
+/// own order puts it, at the lines the rewrite plan names.
 ///
-/// The plan is a JSON file named by $SEM2MUTEX_REWRITE_PLAN ("includes":
-/// file, anchor line and "after" or "before").  Without a plan nothing is
-/// changed.
+/// The plan is a JSON file named by $SEM2MUTEX_REWRITE_PLAN: "includes",
+/// each a file, a line and what to do there: "replace" (the
+/// <linux/semaphore.h> at that line becomes <linux/mutex.h>), "drop" (it
+/// goes), "after" or "before" (<linux/mutex.h> is added next to the
+/// #include at that line).  sem2mutex decides them (series/includes.py):
+/// spatch tells it which files still use a semaphore, and its lexer which
+/// headers a file includes.  Without a plan nothing is changed.
+///
+/// Adding next to a given #include needs that header's name in the rule:
+/// spatch 1.1.1 cannot bind an #include's file name to a metavariable, and
+/// an addition next to "#include <...>" only ever lands after the file's
+/// last #include.  So the "after" and "before" rules are in
+/// mutex_include_next_to.cocci, a template that sem2mutex copies once per
+/// header it anchors to, after this file.
 //
 // Confidence: High
 // Copyright: (C) 2026 sem2mutex developers
@@ -25,7 +31,7 @@ import json
 import os
 
 
-def include_anchors_wanted():
+def include_plan():
 	path = os.environ.get("SEM2MUTEX_REWRITE_PLAN")
 	if not path:
 		return set()
@@ -34,50 +40,38 @@ def include_anchors_wanted():
 	return {(i["file"], i["line"], i["where"]) for i in includes}
 
 
-INCLUDE_ANCHORS = include_anchors_wanted()
+INCLUDE_PLAN = include_plan()
 
 
 def planned_anchor(p, where):
-	return (p[0].file, int(p[0].line), where) in INCLUDE_ANCHORS
+	return (p[0].file, int(p[0].line), where) in INCLUDE_PLAN
 
 
-def added_include(p, where):
-	print(json.dumps({"kind": "include-added", "where": where,
+def included(p, where):
+	print(json.dumps({"kind": "include-edit", "where": where,
 			  "file": p[0].file, "line": int(p[0].line)}), flush=True)
 
 @has_mutex_h depends on patch@
 @@
 #include <linux/mutex.h>
 
-@after_angle_include depends on patch && !has_mutex_h@
-position p : script:python() { planned_anchor(p, "after") };
+@replace_semaphore_h depends on patch && !has_mutex_h@
+position p : script:python() { planned_anchor(p, "replace") };
 @@
-#include <...>@p
+-#include <linux/semaphore.h>@p
 +#include <linux/mutex.h>
 
-@script:python depends on after_angle_include@
-p << after_angle_include.p;
+@script:python depends on replace_semaphore_h@
+p << replace_semaphore_h.p;
 @@
-added_include(p, "after")
+included(p, "replace")
 
-@before_angle_include depends on patch && !has_mutex_h@
-position p : script:python() { planned_anchor(p, "before") };
+@drop_semaphore_h depends on patch@
+position p : script:python() { planned_anchor(p, "drop") };
 @@
-+#include <linux/mutex.h>
-#include <...>@p
+-#include <linux/semaphore.h>@p
 
-@script:python depends on before_angle_include@
-p << before_angle_include.p;
+@script:python depends on drop_semaphore_h@
+p << drop_semaphore_h.p;
 @@
-added_include(p, "before")
-
-@before_quoted_include depends on patch && !has_mutex_h@
-position p : script:python() { planned_anchor(p, "before") };
-@@
-+#include <linux/mutex.h>
-#include "..."@p
-
-@script:python depends on before_quoted_include@
-p << before_quoted_include.p;
-@@
-added_include(p, "before")
+included(p, "drop")

@@ -4,12 +4,16 @@
 /// sema_init(), __SEMAPHORE_INITIALIZER() and of their mutex and down_sem()
 /// replacements, with the variable and field names of their first
 /// argument; struct semaphore and struct mutex declarations (variables
-/// and struct or union fields); DEFINE_SEMAPHORE() and DEFINE_MUTEX(); and
-/// the #include lines.  One JSON object per line on stdout.
+/// and struct or union fields, with the column of the name);
+/// DEFINE_SEMAPHORE() and DEFINE_MUTEX(); every other mention of the two
+/// types (pointers, parameters, casts, sizeof); and the #include lines.
+/// One JSON object per line on stdout.
 ///
 /// sem2mutex runs it before a rewrite, to know what is still to do (a tree
 /// that already carries the rewrite has nothing left), and after it, to
-/// check that every planned position was rewritten.
+/// check that every planned position was rewritten, to align the members
+/// it retyped, and to tell which files still need <linux/semaphore.h> and
+/// which now need <linux/mutex.h>.
 //
 // The first time, it runs in one spatch with the transform rules, placed
 // before them so that it sees the files unchanged; its rule names carry a
@@ -39,7 +43,11 @@ identifier op = {down, down_interruptible, down_killable, down_trylock,
 		 mutex_lock, mutex_lock_interruptible, mutex_lock_killable,
 		 mutex_trylock, mutex_unlock, mutex_init, __MUTEX_INITIALIZER,
 		 down_sem, down_sem_interruptible, down_sem_killable,
-		 down_sem_trylock, down_sem_timeout, up_sem};
+		 down_sem_trylock, down_sem_timeout, up_sem,
+		 mutex_destroy, mutex_is_locked, mutex_lock_nested,
+		 mutex_lock_interruptible_nested, mutex_lock_killable_nested,
+		 mutex_lock_io, mutex_trylock_recursive, devm_mutex_init,
+		 atomic_dec_and_mutex_lock, mutex_lock_nest_lock};
 position p;
 @@
 op@p(...)
@@ -105,7 +113,7 @@ T << state_variable.T;
 x << state_variable.x;
 p << state_variable.p;
 @@
-state("declaration", p, type=T, name=x)
+state("declaration", p, type=T, name=x, column=int(p[0].column))
 
 @state_struct_field depends on report@
 type S;
@@ -129,7 +137,7 @@ T << state_struct_field.T;
 fld << state_struct_field.fld;
 p << state_struct_field.p;
 @@
-state("declaration", p, type=T, name=fld)
+state("declaration", p, type=T, name=fld, column=int(p[0].column))
 
 @state_field_with_variable depends on report@
 type S;
@@ -153,7 +161,7 @@ T << state_field_with_variable.T;
 fld << state_field_with_variable.fld;
 p << state_field_with_variable.p;
 @@
-state("declaration", p, type=T, name=fld)
+state("declaration", p, type=T, name=fld, column=int(p[0].column))
 
 @state_nested_field depends on report@
 type S;
@@ -181,7 +189,7 @@ T << state_nested_field.T;
 fld << state_nested_field.fld;
 p << state_nested_field.p;
 @@
-state("declaration", p, type=T, name=fld)
+state("declaration", p, type=T, name=fld, column=int(p[0].column))
 
 @state_named_nested_field depends on report@
 type S;
@@ -209,7 +217,7 @@ T << state_named_nested_field.T;
 fld << state_named_nested_field.fld;
 p << state_named_nested_field.p;
 @@
-state("declaration", p, type=T, name=fld)
+state("declaration", p, type=T, name=fld, column=int(p[0].column))
 
 @state_define_semaphore depends on report@
 declarer name DEFINE_SEMAPHORE;
@@ -236,6 +244,31 @@ x << state_define_mutex.x;
 p << state_define_mutex.p;
 @@
 state("define", p, macro="DEFINE_MUTEX", name=x)
+
+// ----------------------------------------------------------------- types
+
+// Every mention of either type, wherever it is (a pointer, a parameter, a
+// cast, sizeof, a member): a file that still names struct semaphore
+// needs <linux/semaphore.h>.  The position is that of the tag.
+@state_semaphore_type depends on report@
+position p;
+@@
+struct semaphore@p
+
+@script:python depends on state_semaphore_type@
+p << state_semaphore_type.p;
+@@
+state("type", p, name="struct semaphore")
+
+@state_mutex_type depends on report@
+position p;
+@@
+struct mutex@p
+
+@script:python depends on state_mutex_type@
+p << state_mutex_type.p;
+@@
+state("type", p, name="struct mutex")
 
 // -------------------------------------------------------------- includes
 
@@ -278,3 +311,13 @@ position p;
 p << state_mutex_include.p;
 @@
 state("include", p, style="mutex")
+
+@state_semaphore_include depends on report@
+position p;
+@@
+#include <linux/semaphore.h>@p
+
+@script:python depends on state_semaphore_include@
+p << state_semaphore_include.p;
+@@
+state("include", p, style="semaphore")

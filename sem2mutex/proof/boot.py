@@ -320,7 +320,7 @@ def conversion_key(pristine: Path, sources: dict[str, Path], verdicts: list[Verd
             add(f"source {tree_dir}/{name}", data)
     for v in verdicts:
         add("verdict", json.dumps([v.instance, v.sem_class.value, v.reviewer,
-                                   v.reason]).encode())
+                                   v.reason, v.override]).encode())
     tool = sorted(Path(__file__).parents[1].rglob("*.py")) + sorted(COCCI_DIR.rglob("*.cocci"))
     for path in tool:
         add(f"tool {path.name}", path.read_bytes())

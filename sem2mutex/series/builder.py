@@ -27,7 +27,8 @@ from sem2mutex.series.messages import conversion_message, core_message
 from sem2mutex.series.minirepo import BASE_TAG, MiniRepo, default_identity, split_identity
 from sem2mutex.series.prefixes import subject_prefix
 from sem2mutex.series.rewrite import RewritePlan, RewriteResult, apply_rewrite, plan_rewrite
-from sem2mutex.series.scope import build_scope, exported_symbols, write_cover_letter, write_scope
+from sem2mutex.series.exports import ExportDiff, diff_exports
+from sem2mutex.series.scope import build_scope, write_cover_letter, write_scope
 from sem2mutex.series.units import (ConversionUnit, conversion_units, file_owners, mutex_in,
                                     unit_view)
 from sem2mutex.series.unparsed import rename_calls, unparsed_old_api_calls
@@ -74,8 +75,7 @@ class SeriesResult:
     repo: Path
     nothing_to_convert: bool = False
     shortstat: str = ""
-    exports_before: set[str] = field(default_factory=set)
-    exports_after: set[str] = field(default_factory=set)
+    exports: ExportDiff = field(default_factory=ExportDiff)
 
 
 def core_files() -> list[str]:
@@ -121,6 +121,24 @@ def series_problem(tree: KernelTree) -> str | None:
     return None
 
 
+# Changed lines that can change what a file exports: an export, a
+# preprocessor conditional around one.  A prefilter for git diff -G (git
+# picks the files; spatch and its lexer read them).
+EXPORT_CHANGE = r"EXPORT_|^[[:space:]]*#[[:space:]]*(if|ifdef|ifndef|elif|else|endif)\b"
+
+
+def export_candidates(repo: MiniRepo) -> list[str]:
+    """The files of the series whose exports may differ before and after
+    it: those whose diff adds or removes an export line or a conditional,
+    and the C files next to a Makefile it changes (obj-$(CONFIG_X) lines
+    decide whether a file, and so its exports, is built)."""
+    changed = repo.git("diff", "--name-only", BASE_TAG, "HEAD").split()
+    picked = set(repo.git("diff", "--name-only", "-G", EXPORT_CHANGE, BASE_TAG, "HEAD").split())
+    makefile_dirs = {str(Path(f).parent) for f in changed if Path(f).name == "Makefile"}
+    picked |= {f for f in changed if f.endswith(".c") and str(Path(f).parent) in makefile_dirs}
+    return sorted(f for f in picked if f.endswith((".c", ".h")))
+
+
 class SeriesBuilder:
     def __init__(self, req: SeriesRequest, progress: Progress, workdir: Path):
         self.req = req
@@ -135,7 +153,6 @@ class SeriesBuilder:
         files = series_files(plan, self.req.audit)
         repo = MiniRepo.create(self.workdir / "repo", self.req.tree, files, self.req.identity)
         self.progress.step(f"series: {len(files)} files copied into a scratch repository")
-        exports_before = exported_symbols(self.req.spatch, repo.path, files)
         patches: list[PatchInfo] = []
         patches += self.core_patch(repo, core_api.counting_api_change(),
                                    partial(core_api.apply_counting_api,
@@ -151,10 +168,11 @@ class SeriesBuilder:
                                                spatch=self.req.spatch),
                                        kind="flag-day")
         shortstat = repo.git("diff", "--shortstat", BASE_TAG, "HEAD").strip()
-        touched = repo.git("diff", "--name-only", BASE_TAG, "HEAD").split()
-        exports_after = exported_symbols(self.req.spatch, repo.path, touched)
+        self.progress.step("series: exported symbols before and after")
+        exports = diff_exports(self.req.spatch, self.req.tree, repo.path,
+                               export_candidates(repo), self.req.jobs)
         return SeriesResult(patches, results, units, plan, files, repo.path, shortstat=shortstat,
-                            exports_before=exports_before, exports_after=exports_after)
+                            exports=exports)
 
     def convert(self, repo: MiniRepo, plan: RewritePlan, units: list[ConversionUnit],
                 patches: list[PatchInfo]) -> tuple[list[RewriteResult], list[ConversionUnit]]:
@@ -172,7 +190,9 @@ class SeriesBuilder:
         if any(len(us) > 1 and mutex_in(plan, f) for f, us in owners.items()):
             return self.convert_unit_by_unit(repo, plan, units, patches), units
         self.progress.step(f"series: rewriting {len(owners)} files in one spatch pass")
-        whole = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs)
+        whole = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs,
+                              source=self.req.tree)
+        self.warn_unconfirmed(whole)
         units, owners = self.rename_unparsed(repo, units, owners)
         self.progress.step(f"series: committing {len(units)} subsystems "
                            "(get_maintainer.pl for each)")
@@ -232,11 +252,19 @@ class SeriesBuilder:
                              patches: list[PatchInfo]) -> list[RewriteResult]:
         results = []
         for n, unit in enumerate(units, 1):
-            result = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs, unit.ids)
+            result = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs, unit.ids,
+                                   source=self.req.tree)
+            self.warn_unconfirmed(result)
             results.append(result)
             self.commit_unit(repo, unit, result, None, patches)
             self.progress.step(f"series: converted {unit.section} ({n}/{len(units)})")
         return results
+
+    def warn_unconfirmed(self, result: RewriteResult) -> None:
+        """What spatch did not find as the include and alignment steps left
+        it: never expected, so said loudly rather than committed quietly."""
+        for problem in result.unconfirmed:
+            self.progress.warn(f"rewrite not confirmed by spatch: {problem}")
 
     def commit_unit(self, repo: MiniRepo, unit: ConversionUnit, result: RewriteResult,
                     files: list[str] | None, patches: list[PatchInfo],
@@ -301,7 +329,7 @@ def generate_series(req: SeriesRequest, progress: Progress) -> SeriesResult:
         if None in reports:
             progress.warn(f"{req.tree}/scripts/checkpatch.pl is missing: "
                           "the patches were not checked")
-        scope = build_scope(req, result, result.exports_before, result.exports_after)
+        scope = build_scope(req, result)
         write_cover_letter(files[0], scope)
         (staging / "series").write_text("".join(f"{p.name}\n" for p in files[1:]))
         write_scope(staging, scope)

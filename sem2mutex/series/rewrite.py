@@ -35,15 +35,22 @@ import json
 import os
 import tempfile
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sem2mutex.errors import RewriteError, SpatchError
 from sem2mutex.model import Location
 from sem2mutex.paths import COCCI_DIR
-from sem2mutex.series.plan import (COUNTING, DECLARATION, MUTEX, Edit, RewritePlan, demote,
-                                   plan_rewrite, split_lines)
-from sem2mutex.tools.api import api_table
+from sem2mutex.series.plan import (COUNTING, DECLARATION, MUTEX, MUTEX_TYPE, SEMAPHORE_TYPE,
+                                   Edit, RewritePlan, demote, plan_rewrite, split_lines)
+from sem2mutex.series.alignment import Realignment, realign
+from sem2mutex.series.includes import (AFTER, BEFORE, DROP, IncludeLine, IncludePlan,
+                                       in_shared_header, plan_include)
+from sem2mutex.tools.api import COUNTING_NAMES, api_table
+from sem2mutex.tools.grep import files_matching, files_with_words
+from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS
+from sem2mutex.tools.lexer import directives
 from sem2mutex.tools.fs import replace_file, unshare
 from sem2mutex.tools.linediff import changed_blocks
 from sem2mutex.tools.spatch import ParseError, SpatchRun, run_rules
@@ -59,7 +66,6 @@ TRANSFORM_COCCI = [
     REWRITE_DIR / "mutex_trylock.cocci",
     REWRITE_DIR / "counting_rename.cocci",
 ]
-INCLUDE_COCCI = [REWRITE_DIR / "mutex_include.cocci"]
 STATE_COCCI = [REWRITE_DIR / "rewrite_state.cocci"]
 
 
@@ -105,14 +111,21 @@ class InstanceRewrite:
 ADDED = "added"
 PRESENT = "present"
 NOT_ADDED = "not-added"
+NOT_WANTED = "not-wanted"  # the file neither declares a mutex nor dropped semaphore.h
+
+DROPPED = "dropped"
+REPLACED = "replaced"  # by <linux/mutex.h>, on its line
+KEPT = "kept"
 
 
 @dataclass(frozen=True)
 class IncludeOutcome:
     file: str
-    status: str  # ADDED, PRESENT or NOT_ADDED
+    status: str  # <linux/mutex.h>: ADDED, PRESENT, NOT_ADDED or NOT_WANTED
     line: int | None = None  # where #include <linux/mutex.h> is now
     why: str = ""
+    semaphore_h: str = ""  # <linux/semaphore.h>: DROPPED, REPLACED, KEPT; "" if absent
+    semaphore_why: str = ""  # why it was kept
 
 
 @dataclass
@@ -123,6 +136,10 @@ class RewriteResult:
     parse_errors: dict[str, list[ParseError]] = field(default_factory=dict)
     # lines spatch changed that no edit planned: must stay empty
     unplanned_changes: list[Location] = field(default_factory=list)
+    # padded declarations whose name was put back in its display column
+    realigned: list[Realignment] = field(default_factory=list)
+    # what a re-read with spatch did not confirm: must stay empty
+    unconfirmed: list[str] = field(default_factory=list)
 
     @property
     def nothing_to_do(self) -> bool:
@@ -142,6 +159,7 @@ class RewriteResult:
                 count[o.status] += 1
         mutexes = sum(1 for i in self.instances if i.target == MUTEX)
         added = sum(1 for inc in self.includes if inc.status == ADDED)
+        gone = sum(1 for inc in self.includes if inc.semaphore_h in (DROPPED, REPLACED))
         if not count:
             lines = ["nothing to rewrite: the plan has no position to change"]
         elif self.nothing_to_do:
@@ -152,7 +170,9 @@ class RewriteResult:
                      f"{count[CONVERTED]} positions rewritten, {count[ALREADY]} already "
                      f"rewritten, {count[NOT_CONVERTED]} not converted; "
                      f"{len(self.files_changed)} files changed, {added} "
-                     "<linux/mutex.h> includes added"]
+                     f"<linux/mutex.h> includes added, {gone} <linux/semaphore.h> "
+                     f"dropped or replaced, {len(self.realigned)} declarations "
+                     "realigned"]
         for inst in self.instances:
             for why in inst.demoted:
                 lines.append(f"  {inst.instance} stays a semaphore: {why}")
@@ -162,6 +182,10 @@ class RewriteResult:
         for inc in self.includes:
             if inc.status == NOT_ADDED:
                 lines.append(f"  <linux/mutex.h> not added to {inc.file}: {inc.why}")
+            if inc.semaphore_h == KEPT and inc.semaphore_why != SEMAPHORE_LEFT:
+                lines.append(f"  <linux/semaphore.h> kept in {inc.file}: {inc.semaphore_why}")
+        for problem in self.unconfirmed:
+            lines.append(f"  not confirmed by spatch: {problem}")
         for loc in self.unplanned_changes:
             lines.append(f"  unplanned change at {loc}")
         return "\n".join(lines)
@@ -184,6 +208,20 @@ def run_spatch(spatch: Path, cocci: list[Path], virtuals: list[str], files: list
 # What the files hold, as rewrite_state.cocci reports it
 
 
+# What still needs <linux/semaphore.h>, and what needs <linux/mutex.h>, as
+# rewrite_state.cocci reports it (calls, defines, declarations, types).
+SEMAPHORE_SPELLINGS = frozenset({SEMAPHORE_TYPE, "DEFINE_SEMAPHORE", "sema_init",
+                                 "__SEMAPHORE_INITIALIZER", *COUNTING_NAMES,
+                                 *COUNTING_NAMES.values()})
+MUTEX_SPELLINGS = frozenset({MUTEX_TYPE, "DEFINE_MUTEX", "mutex_init", "__MUTEX_INITIALIZER",
+                             "mutex_lock", "mutex_lock_interruptible", "mutex_lock_killable",
+                             "mutex_trylock", "mutex_unlock", "mutex_destroy",
+                             "mutex_is_locked", "mutex_lock_nested",
+                             "mutex_lock_interruptible_nested", "mutex_lock_killable_nested",
+                             "mutex_lock_io", "mutex_trylock_recursive", "devm_mutex_init",
+                             "atomic_dec_and_mutex_lock", "mutex_lock_nest_lock"})
+
+
 @dataclass
 class FileState:
     # line -> {(spelling, column): names}: calls with the names their first
@@ -191,6 +229,22 @@ class FileState:
     spellings: dict[int, dict[tuple[str, int], set[str]]] = field(
         default_factory=lambda: defaultdict(dict))
     includes: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    # (line, name) -> (type, column of the name) of every declaration
+    declarations: dict[tuple[int, str], tuple[str, int]] = field(default_factory=dict)
+    # struct semaphore / struct mutex -> lines naming the type anywhere
+    types: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
+
+    def uses(self, spellings: frozenset[str]) -> list[int]:
+        """The lines that use one of SPELLINGS (call, define, declaration, type)."""
+        found = {line for line, seen in self.spellings.items()
+                 if any(s in spellings for s, _ in seen)}
+        found |= {line for name, lines in self.types.items() if name in spellings
+                  for line in lines}
+        return sorted(found)
+
+    def header_line(self, style: str) -> int | None:
+        lines = [n for n, styles in self.includes.items() if style in styles]
+        return min(lines) if lines else None
 
     def add(self, line: int, spelling: str, column: int, name: str | None) -> None:
         names = self.spellings[line].setdefault((spelling, column), set())
@@ -203,8 +257,7 @@ class FileState:
                    for (s, _), names in self.spellings.get(line, {}).items())
 
     def mutex_header_line(self) -> int | None:
-        lines = [n for n, styles in self.includes.items() if "mutex" in styles]
-        return min(lines) if lines else None
+        return self.header_line("mutex")
 
 
 @dataclass
@@ -213,7 +266,7 @@ class TreeState:
     parse_errors: dict[str, list[ParseError]]  # relative file -> skipped regions
 
 
-STATE_KINDS = ("call", "argument", "declaration", "define", "include")
+STATE_KINDS = ("call", "argument", "declaration", "define", "include", "type")
 
 
 def read_state(tree: Path, files: list[str], spatch: Path, jobs: int) -> TreeState:
@@ -239,6 +292,9 @@ def tree_state(tree: Path, files: list[str], run: SpatchRun) -> TreeState:
                 st.add(r["line"], op, r["column"], r["name"])
         elif r["kind"] == "declaration":
             st.add(r["line"], r["type"], 0, r["name"])
+            st.declarations[(r["line"], r["name"])] = (r["type"], r["column"])
+        elif r["kind"] == "type":
+            st.types[r["name"]].add(r["line"])
         elif r["kind"] == "define":
             st.add(r["line"], r["macro"], 0, r["name"])
         elif r["kind"] == "include":
@@ -302,7 +358,7 @@ def not_rewritten_why(edit: Edit, errors: dict[str, list[ParseError]]) -> str:
 
 
 def write_plan_file(directory: Path, tree: Path, edits: list[Edit],
-                    anchors: dict[str, tuple[int, str]]) -> Path:
+                    includes: list[tuple[str, int, str]]) -> Path:
     """The JSON the semantic patches read ($SEM2MUTEX_REWRITE_PLAN)."""
     path = directory / "plan.json"
     path.write_text(json.dumps({
@@ -311,7 +367,7 @@ def write_plan_file(directory: Path, tree: Path, edits: list[Edit],
         "edits": [{"file": str(tree / e.file), "line": e.line, "op": e.op, "to": e.to,
                    "name": e.name} for e in edits],
         "includes": [{"file": str(tree / f), "line": line, "where": where}
-                     for f, (line, where) in sorted(anchors.items())],
+                     for f, line, where in sorted(includes)],
     }, indent=1))
     return path
 
@@ -396,7 +452,7 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
         now_at: dict[tuple[str, int, str], list[Edit]] = defaultdict(list)
         for e in remaining:
             now_at[plan.moved(e).key].append(e)
-        plan_file = write_plan_file(scratch, tree, [plan.moved(e) for e in remaining], {})
+        plan_file = write_plan_file(scratch, tree, [plan.moved(e) for e in remaining], [])
         # rewrite_state.cocci first: its rules see the files before any change
         run = run_spatch(spatch, (STATE_COCCI if reading else []) + TRANSFORM_COCCI,
                          ["report", "patch"] if reading else ["patch"],
@@ -472,63 +528,236 @@ def failed_mutexes(outcomes: list[EditOutcome]) -> dict[str, list[str]]:
     return failed
 
 
-def include_anchor(state: FileState) -> tuple[int, str] | None:
-    """Where to add #include <linux/mutex.h>: (line, "after" or "before").
-
-    spatch 1.1.1 adds an #include only after the file's last #include <...>
-    or before its first one.  After the last one when the file's <...>
-    includes form one unbroken block (the usual sorted list, so the line
-    joins its <linux/...> neighbours); else before the first one, which is
-    never inside an #ifdef block written further down.  A file with only
-    "..." includes gets it before the first of those.
-    """
-    angle = sorted(n for n, styles in state.includes.items() if "angle" in styles)
-    quoted = sorted(n for n, styles in state.includes.items() if "quoted" in styles)
-    if angle:
-        one_block = angle[-1] - angle[0] == len(angle) - 1
-        return (angle[-1], "after") if one_block else (angle[0], "before")
-    if quoted:
-        return quoted[0], "before"
-    return None
+SEMAPHORE_LEFT = "the file still uses a semaphore"
+INCLUDE_TEMPLATE = REWRITE_DIR / "mutex_include_next_to.cocci"
+TEMPLATE_HEADER = "<SEM2MUTEX_ANCHOR>"
 
 
-def add_mutex_includes(tree: Path, plan: RewritePlan, files: set[str], spatch: Path,
-                       jobs: int, scratch: Path) -> list[IncludeOutcome]:
-    """#include <linux/mutex.h> in FILES that lack it; record the moved lines."""
-    if not files:
+def next_to_rules(headers: list[str]) -> list[str]:
+    """mutex_include_next_to.cocci once per anchor header (its docstring
+    says why a rule must name the header)."""
+    lines = INCLUDE_TEMPLATE.read_text().splitlines()
+    body = "\n".join(line for line in lines if not line.startswith(("virtual ", "//")))
+    copies = [body.replace(TEMPLATE_HEADER, header).replace("_ANCHOR", f"_{n}")
+              for n, header in enumerate(headers)]
+    return copies
+
+
+def include_lines(spatch: Path, tree: Path, files: list[str], jobs: int
+                  ) -> dict[str, list[IncludeLine]]:
+    """Each file's #include lines, from Coccinelle's lexer."""
+    def one(f: str) -> list[IncludeLine]:
+        return [IncludeLine(d.line, d.argument) for d in directives(spatch, tree, f)
+                if d.keyword == "include"]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return dict(zip(files, pool.map(one, files)))
+
+
+# Words a file that names a semaphore itself must contain: the prefilter
+# before spatch reads the includers of a header (down() and up() alone are
+# too common; a file that calls them on a semaphore declares or includes one).
+SEMAPHORE_WORDS = ["semaphore", "sema_init", "DEFINE_SEMAPHORE", "__SEMAPHORE_INITIALIZER",
+                   *sorted(COUNTING_NAMES.values())]
+
+
+def include_path(header: str) -> str | None:
+    """How other files include a shared header: include/xen/xenbus.h is
+    <xen/xenbus.h>, arch/x86/include/asm/uv/bios.h is <asm/uv/bios.h>."""
+    parts = header.split("/")
+    return "/".join(parts[parts.index("include") + 1:]) if "include" in parts else None
+
+
+def includer_candidates(header: str, root: Path, jobs: int) -> list[str]:
+    """Files of ROOT that may include HEADER: next to it for a driver's
+    header, anywhere for a shared one (a grep prefilter either way)."""
+    if in_shared_header(header):
+        path = include_path(header)
+        pattern = ("#[[:space:]]*include[[:space:]]*[<\"]" + path.replace(".", "\\.")
+                   + "[>\"]")
+        return sorted(files_matching(root, pattern, False, jobs, skip=NON_KERNEL_TOP_DIRS)
+                      - {header})
+    directory = os.path.dirname(header)
+    if not (root / directory).is_dir():
         return []
-    state = read_state(tree, sorted(files), spatch, jobs).files
-    outcomes, anchors = [], {}
-    for f in sorted(files):
-        present = state[f].mutex_header_line()
-        anchor = include_anchor(state[f])
-        if present:
-            outcomes.append(IncludeOutcome(f, PRESENT, present))
-        elif anchor is None:
-            outcomes.append(IncludeOutcome(
-                f, NOT_ADDED, why="the file has no #include to put <linux/mutex.h> "
-                "next to; it relies on its includers for its types"))
+    names = sorted(os.path.join(directory, n) for n in os.listdir(root / directory)
+                   if n.endswith((".c", ".h")) and os.path.join(directory, n) != header)
+    return files_with_words(root, names, [os.path.basename(header)])
+
+
+def includers_relying_on(headers: list[str], tree: Path, source: Path, spatch: Path,
+                         jobs: int) -> dict[str, list[str]]:
+    """For each of HEADERS, the files that include it and name a semaphore
+    without including <linux/semaphore.h> themselves: they may get it
+    through the header.  A driver's header is looked for in its directory,
+    a shared one (include/, arch/*/include/) in the whole tree; files are
+    read as TREE has them (rewritten), else as SOURCE (the whole tree TREE
+    was copied from) does.  grep picks the candidates; spatch decides what
+    they use, one read for all of them."""
+    mentions: dict[str, set[str]] = {}
+    for h in headers:
+        found = set(includer_candidates(h, tree, jobs))
+        if source != tree:
+            found |= set(includer_candidates(h, source, jobs))
+        mentions[h] = found
+    everyone = sorted(set().union(*mentions.values())) if mentions else []
+    relying: set[str] = set()
+    for root in dict.fromkeys([tree, source]):
+        mine = [f for f in everyone if (root / f).is_file()
+                and (root == tree or not (tree / f).is_file())]
+        users = files_with_words(root, mine, SEMAPHORE_WORDS)
+        if users:
+            state = read_state(root, users, spatch, jobs).files
+            relying |= {f for f in users if state[f].uses(SEMAPHORE_SPELLINGS)
+                        and state[f].header_line("semaphore") is None}
+    return {h: sorted(mentions[h] & relying) for h in headers}
+
+
+def semaphore_h_keep_reasons(files: list[str], state: TreeState, tree: Path, source: Path,
+                             spatch: Path, jobs: int) -> dict[str, str]:
+    """Why each of FILES must keep its <linux/semaphore.h>; "" when it may go."""
+    reasons = {}
+    headers = []
+    for f in files:
+        st = state.files.get(f, FileState())
+        if st.uses(SEMAPHORE_SPELLINGS):
+            reasons[f] = SEMAPHORE_LEFT
+        elif f in state.parse_errors:
+            reasons[f] = "spatch could not parse all of the file, so it may still use one"
         else:
-            anchors[f] = anchor
-    if anchors:
-        for f in anchors:
+            reasons[f] = ""
+            if f.endswith(".h"):
+                headers.append(f)
+    for f, relying in includers_relying_on(headers, tree, source, spatch, jobs).items():
+        if relying:
+            reasons[f] = (f"{', '.join(relying[:3])}{' ...' if len(relying) > 3 else ''} "
+                          f"{'uses' if len(relying) == 1 else 'use'} a semaphore and may get "
+                          "<linux/semaphore.h> through it")
+    return reasons
+
+
+def realign_declarations(tree: Path, work: RewritePlan, outcomes: dict[Edit, EditOutcome],
+                         moved_before: dict[Edit, int], pristine: dict[str, bytes],
+                         before: TreeState, now: TreeState) -> list[tuple[Edit, Realignment]]:
+    """Put each retyped member's name back in its display column
+    (alignment.py says why this is a post-pass, and how narrow)."""
+    wanted: dict[str, list] = defaultdict(list)
+    for e, o in outcomes.items():
+        if not (e.op == DECLARATION and e.to == MUTEX and o.status == CONVERTED):
+            continue
+        old = before.files.get(e.file, FileState()).declarations.get(
+            (moved_before[e], e.name))
+        line = work.moved(e).line
+        new = now.files.get(e.file, FileState()).declarations.get((line, e.name))
+        if not old or not new or new[0] != MUTEX_TYPE or e.file not in pristine:
+            continue
+        old_text = split_lines(pristine[e.file])[moved_before[e] - 1]
+        wanted[e.file].append((e, line, e.name, new[1], old_text, old[1]))
+    done = []
+    for f, items in wanted.items():
+        changed = realign(tree, f, [item[1:] for item in items])
+        edit_of = {(item[1], item[2]): item[0] for item in items}
+        done += [(edit_of[(r.line, r.name)], r) for r in changed]
+    return done
+
+
+def update_includes(tree: Path, source: Path, work: RewritePlan, files: set[str],
+                    mutex_files: set[str], state: TreeState, spatch: Path, jobs: int,
+                    scratch: Path) -> tuple[list[IncludeOutcome], dict[str, bytes]]:
+    """Drop, replace and add includes in FILES (series/includes.py decides);
+    returns the outcomes (lines not yet confirmed) and the files' bytes
+    before, for those it changed."""
+    plans: dict[str, IncludePlan] = {}
+    needs_names = []
+    for f in sorted(files):
+        st = state.files.get(f, FileState())
+        if st.header_line("semaphore") or (f in mutex_files and not st.mutex_header_line()):
+            needs_names.append(f)
+    names = include_lines(spatch, tree, needs_names, jobs)
+    keeps = semaphore_h_keep_reasons(
+        [f for f in sorted(files) if state.files.get(f, FileState()).header_line("semaphore")],
+        state, tree, source, spatch, jobs)
+    for f in sorted(files):
+        st = state.files.get(f, FileState())
+        keep = keeps.get(f, "")
+        plans[f] = plan_include(f, names.get(f, []), semaphore_left=keep == SEMAPHORE_LEFT,
+                                keep_why=keep, wants_mutex_h=f in mutex_files,
+                                calls_mutex=bool(st.uses(MUTEX_SPELLINGS)),
+                                has_mutex_h=st.mutex_header_line() is not None)
+    entries = []
+    for f, ip in plans.items():
+        if ip.add:
+            entries.append((f, ip.add[0], ip.add[1], ip.add[2]))
+        if ip.drop:
+            entries.append((f, ip.drop, DROP, ""))
+    originals = {}
+    if entries:
+        todo = sorted({e[0] for e in entries})
+        for f in todo:
             unshare(tree / f)
-        before = {f: (tree / f).read_bytes() for f in anchors}
-        plan_file = write_plan_file(scratch, tree, [], anchors)
-        run_spatch(spatch, INCLUDE_COCCI, ["patch"], [tree / f for f in anchors], jobs,
+            originals[f] = (tree / f).read_bytes()
+        headers = sorted({e[3] for e in entries if e[2] in (AFTER, BEFORE)})
+        program = scratch / "mutex_include.cocci"
+        program.write_text("\n\n".join([(REWRITE_DIR / "mutex_include.cocci").read_text(),
+                                         *next_to_rules(headers)]) + "\n")
+        plan_file = write_plan_file(scratch, tree, [], [(f, line, where)
+                                                        for f, line, where, _ in entries])
+        run_spatch(spatch, [program], ["patch"], [tree / f for f in todo], jobs,
                    env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True)
-        after = read_state(tree, sorted(anchors), spatch, jobs).files
-        for f, (anchor, where) in anchors.items():
-            line = after[f].mutex_header_line()
+        for f in todo:
             data = (tree / f).read_bytes()
-            if data != before[f]:
-                plan.record_changes(f, before[f], data)
-            if line is not None and line == (anchor + 1 if where == "after" else anchor):
-                outcomes.append(IncludeOutcome(f, ADDED, line))
-            else:
-                outcomes.append(IncludeOutcome(
-                    f, NOT_ADDED, line, f"spatch did not add it {where} line {anchor}"))
-    return sorted(outcomes, key=lambda o: o.file)
+            if data != originals[f]:
+                work.record_changes(f, originals[f], data)
+    outcomes = []
+    for f, ip in plans.items():
+        st = state.files.get(f, FileState())
+        had_sem = st.header_line("semaphore") is not None
+        sem = (REPLACED if ip.replaces else DROPPED if ip.drop else KEPT if had_sem else "")
+        present = st.mutex_header_line()
+        if ip.add:
+            status, why = ADDED, ""
+        elif present:
+            status, why = PRESENT, ""
+        elif ip.no_place:
+            status, why = NOT_ADDED, ("the file has no #include to put <linux/mutex.h> "
+                                      "next to; it relies on its includers for its types")
+        elif f in mutex_files:
+            status, why = NOT_ADDED, "no place found"
+        else:
+            status, why = NOT_WANTED, ""
+        outcomes.append(IncludeOutcome(f, status, present, why, sem,
+                                       ip.keep_why if sem == KEPT else ""))
+    return outcomes, originals
+
+
+def confirm(tree: Path, work: RewritePlan, includes: list[IncludeOutcome],
+            realigned: list[tuple[Edit, Realignment]], changed: set[str], spatch: Path,
+            jobs: int) -> tuple[list[IncludeOutcome], list[Realignment], list[str]]:
+    """Re-read the files the include and alignment steps changed with
+    spatch: every realigned name where alignment.py put it, <linux/mutex.h>
+    where it was added, <linux/semaphore.h> gone where it was dropped."""
+    if not changed:
+        return includes, [r for _, r in realigned], []
+    state = read_state(tree, sorted(changed), spatch, jobs).files
+    problems, final_includes, final_realigned = [], [], []
+    for e, r in realigned:
+        line = work.moved(e).line
+        found = state.get(r.file, FileState()).declarations.get((line, r.name))
+        if found != (MUTEX_TYPE, r.column):
+            problems.append(f"{r.file}:{line} {r.name} is not at column {r.column} "
+                            "after the realignment")
+        final_realigned.append(replace(r, line=line))
+    for inc in includes:
+        st = state.get(inc.file)
+        if st is None:
+            final_includes.append(inc)
+            continue
+        line = st.mutex_header_line()
+        if inc.status in (ADDED, PRESENT) and line is None:
+            problems.append(f"{inc.file}: no #include <linux/mutex.h> after the include step")
+        if inc.semaphore_h in (DROPPED, REPLACED) and st.header_line("semaphore"):
+            problems.append(f"{inc.file}: #include <linux/semaphore.h> is still there")
+        final_includes.append(replace(inc, line=line))
+    return final_includes, final_realigned, problems
 
 
 def record_demotions(plan: RewritePlan, work: RewritePlan) -> None:
@@ -543,22 +772,32 @@ def record_demotions(plan: RewritePlan, work: RewritePlan) -> None:
 
 
 def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
-                  instance_ids: set[str] | None = None) -> RewriteResult:
+                  instance_ids: set[str] | None = None,
+                  source: Path | None = None) -> RewriteResult:
     """Rewrite TREE in place (a scratch copy the caller owns) as PLAN says.
 
     Only the instances in INSTANCE_IDS when given.  Every planned position
     is checked after spatch ran; a mutex instance that could not be
-    rewritten completely is moved to the counting API instead.  PLAN is
-    updated with what this learnt: the lines that moved (PLAN.line_shifts)
-    and the instances it had to keep as semaphores, so call it again with
-    the same plan (the next subsystem, a rerun).  On a tree that already
-    carries the rewrite nothing changes and result.nothing_to_do is true.
+    rewritten completely is moved to the counting API instead.  Then the
+    retyped members are realigned and the includes of the files it changed
+    updated (<linux/mutex.h> added, an unused <linux/semaphore.h> dropped);
+    SOURCE is the whole tree TREE's files come from, where the files that
+    include a header are looked for (default: TREE).  PLAN is updated with
+    what this learnt: the lines that moved (PLAN.line_shifts) and the
+    instances it had to keep as semaphores, so call it again with the same
+    plan (the next subsystem, a rerun).  On a tree that already carries the
+    rewrite nothing changes and result.nothing_to_do is true.
     """
     tree = tree.resolve()
+    source = (source or tree).resolve()
     work = plan.for_instances(instance_ids) if instance_ids is not None else plan
     with tempfile.TemporaryDirectory(prefix="sem2mutex-rewrite-plan-") as tmp:
         scratch = Path(tmp)
         present = {f for f in work.files() if (tree / f).is_file()}
+        # where each planned line is before any change, and the files then:
+        # what the realignment compares with
+        moved_before = {e: work.moved(e).line for e in work.edits}
+        pristine = {f: (tree / f).read_bytes() for f in present}
         # Usually every planned position is still to do (a fresh copy of
         # the analysed tree), and the first transform run can read the
         # files too.  If not (a tree already rewritten, a stale plan), its
@@ -592,13 +831,28 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
             work = demote(work, failed)
         outcomes = {e: o or run.outcomes[e] for e, o in status.items()}
         record_demotions(plan, work)
-        header_files = {o.edit.file for o in outcomes.values()
-                        if o.edit.to == MUTEX and o.status != NOT_CONVERTED
-                        and o.edit.op in (DECLARATION, "DEFINE_SEMAPHORE")}
-        before_includes = {f: (tree / f).read_bytes() for f in header_files}
-        includes = add_mutex_includes(tree, work, header_files, spatch, jobs, scratch)
-    files_changed = set(run.originals) | {
-        f for f, data in before_includes.items() if (tree / f).read_bytes() != data}
+        mutex_files = {o.edit.file for o in outcomes.values()
+                       if o.edit.to == MUTEX and o.status != NOT_CONVERTED
+                       and o.edit.op in (DECLARATION, "DEFINE_SEMAPHORE")}
+        # The files this call changed, and those that declare its mutexes
+        # (a rerun on a converted tree may still lack the include).
+        # Only those that declare a mutex or include <linux/semaphore.h> (the
+        # transform does not touch includes: the state read before it says)
+        # can need the realignment or an include change.
+        touched = {f for f in (set(run.originals) | mutex_files) & present
+                   if f in mutex_files or f not in before.files
+                   or before.files[f].header_line("semaphore")}
+        before_finish = {f: (tree / f).read_bytes() for f in touched}
+        state = read_state(tree, sorted(touched), spatch, jobs) if touched \
+            else TreeState({}, {})
+        realigned = realign_declarations(tree, work, outcomes, moved_before, pristine,
+                                         before, state)
+        includes, _ = update_includes(tree, source, work, touched, mutex_files, state,
+                                      spatch, jobs, scratch)
+        changed = {f for f in touched if (tree / f).read_bytes() != before_finish[f]}
+        includes, realigned_now, unconfirmed = confirm(tree, work, includes, realigned,
+                                                       changed, spatch, jobs)
+    files_changed = set(run.originals) | changed
     by_instance: dict[str, list[EditOutcome]] = defaultdict(list)
     for e, o in outcomes.items():  # at their lines once the includes are in
         by_instance[e.instance].append(replace(o, edit=work.moved(e)))
@@ -608,5 +862,6 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
                  for iid, target in sorted(work.targets.items())]
     return RewriteResult(files_changed=sorted(files_changed), instances=instances,
                          includes=includes, parse_errors=errors,
-                         unplanned_changes=run.unplanned)
+                         unplanned_changes=run.unplanned, realigned=realigned_now,
+                         unconfirmed=unconfirmed)
 

@@ -3,31 +3,44 @@ maintainers who judge it (scope.md, scope.json, 0000-cover-letter.patch)."""
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from sem2mutex.tools.fs import write_json_atomic, write_text_atomic
+from sem2mutex.audit.decisions import REFUSED, evidence_text, forbidding_evidence
 from sem2mutex.model import Instance, SemClass
-from sem2mutex.paths import COCCI_DIR
-from sem2mutex.progress import Progress
+from sem2mutex.series.exports import ExportDiff
 from sem2mutex.series.rewrite import MUTEX
 from sem2mutex.tools.api import COUNTING_NAMES, MUTEX_SPELLING
-from sem2mutex.tools.grep import files_with_words
-from sem2mutex.tools.spatch import SpatchRunner
 
-EXPORTS_RULE = COCCI_DIR / "check" / "exports.cocci"
 OLD_TO_NEW = tuple((f"{old}()", MUTEX_SPELLING[old], f"{new}()")
                    for old, new in COUNTING_NAMES.items())
 
+# What CONFIG_MUTEX_SIMPLE changes for modules.  Checked against the code
+# of core/simple-mutex and the generic mutex by tests/test_scope.py
+# (test_simple_mutex_exports_*): simple_mutex.c exports, under
+# CONFIG_MUTEX_SIMPLE, every mutex_*() symbol kernel/locking/mutex.c
+# exports, with the same EXPORT_SYMBOL/EXPORT_SYMBOL_GPL licence, except
+# mutex_is_locked(), which <linux/mutex-simple.h> makes an inline as
+# PREEMPT_RT's <linux/mutex.h> does.
+MUTEX_SIMPLE_EXPORTS = (
+    "CONFIG_MUTEX_SIMPLE provides the same mutex_* exports as the generic "
+    "mutex: kernel/locking/simple_mutex.c exports mutex_lock*(), "
+    "mutex_trylock(), mutex_unlock() and __mutex_init() (and mutex_destroy() "
+    "with its owner debugging) with the licences of kernel/locking/mutex.c; "
+    "mutex_is_locked() becomes an inline of <linux/mutex.h> and ww_mutex "
+    "comes from ww_rt_mutex.c, as under PREEMPT_RT. Modules are unaffected "
+    "by that choice.")
 
-def exported_symbols(spatch: Path, root: Path, files: list[str]) -> set[str]:
-    c_files = files_with_words(root, [f for f in files if f.endswith(".c")
-                                      and (root / f).is_file()],
-                               ["EXPORT_SYMBOL", "EXPORT_SYMBOL_GPL"])
-    runner = SpatchRunner(spatch, root, 2, Progress(quiet=True))
-    out = runner.run("exports", [EXPORTS_RULE], c_files)
-    return {r["name"] for r in out.records if r["kind"] == "export"}
+WIDTH = 72  # commit message bodies, cover letter included
+
+
+def wrap(text: str, indent: str = "") -> list[str]:
+    return textwrap.wrap(text, width=WIDTH, initial_indent=indent,
+                         subsequent_indent=indent + "  " if indent else "",
+                         break_on_hyphens=False, break_long_words=False)
 
 
 @dataclass
@@ -49,7 +62,36 @@ def final_targets(result) -> dict[str, str]:
     return {r.instance: r.target for rr in result.rewrite for r in rr.instances}
 
 
-def build_scope(req, result, exports_before: set[str], exports_after: set[str]) -> Scope:
+def export_data(exports: ExportDiff) -> dict:
+    return {
+        "lines_added": [s.as_dict() for s in exports.lines_added],
+        "lines_removed": [s.as_dict() for s in exports.lines_removed],
+        "conditions_changed": [{"name": c.after.name, "macro": c.after.macro,
+                                "file": c.after.file, "before": c.before.when(),
+                                "after": c.after.when()}
+                               for c in exports.conditions_changed],
+    }
+
+
+def verdict_data(audit) -> tuple[list[dict], list[dict]]:
+    """The reviewers' verdicts the series follows, and those it refused."""
+    pinned = []
+    for inst in audit.instances:
+        v = inst.pinned
+        if v is None:
+            continue
+        overridden = evidence_text(forbidding_evidence(inst)) if v.override else ""
+        pinned.append({"instance": inst.id, "class": v.sem_class.value,
+                       "classified_as": inst.classified_as.value if inst.classified_as
+                       else None, "reviewer": v.reviewer, "reason": v.reason,
+                       "override": v.override, "overridden": overridden})
+    refused = [{"instance": s.verdict.instance, "class": s.verdict.sem_class.value,
+                "reviewer": s.verdict.reviewer, "why": s.why}
+               for s in audit.stale_verdicts if s.why.startswith(REFUSED)]
+    return pinned, refused
+
+
+def build_scope(req, result) -> Scope:
     instances: list[Instance] = req.audit.instances
     targets = final_targets(result)
     counts = Counter(i.sem_class.value for i in instances)
@@ -61,6 +103,7 @@ def build_scope(req, result, exports_before: set[str], exports_after: set[str]) 
                 for p in result.patches if p.checkpatch for w in p.checkpatch.warnings]
     errors = [{"patch": p.file, "error": e}
               for p in result.patches if p.checkpatch for e in p.checkpatch.errors]
+    pinned, refused = verdict_data(req.audit)
     data = {
         "mode": req.mode,
         "instances": {"total": len(instances), **{c.value: counts.get(c.value, 0)
@@ -77,14 +120,78 @@ def build_scope(req, result, exports_before: set[str], exports_after: set[str]) 
         "files_touched": files,
         "subsystems": sections,
         "diffstat": shortstat_numbers(result.shortstat),
-        "exports_added": sorted(exports_after - exports_before),
-        "exports_removed": sorted(exports_before - exports_after),
+        "exports_added": list(result.exports.added),
+        "exports_removed": list(result.exports.removed),
+        "export_changes": export_data(result.exports),
+        "mutex_simple_exports": MUTEX_SIMPLE_EXPORTS,
+        "reviewer_verdicts": pinned,
+        "refused_verdicts": refused,
         "ambiguous": [{"id": i.id, "file": i.file,
                        "reasons": [r.code for r in i.reasons]} for i in ambiguous],
         "checkpatch": {"errors": errors, "warnings": warnings,
                        "not_checked": [p.file for p in result.patches if p.checkpatch is None]},
     }
     return Scope(data, scope_markdown(data))
+
+
+def added_line(d: dict, name: str) -> str:
+    site = next((s for s in d["export_changes"]["lines_added"] if s["name"] == name), None)
+    if site is None:
+        return f"- `{name}`"
+    when = " && ".join(([f"IS_ENABLED({site['built_if']})"] if site["built_if"] else [])
+                       + site["conditions"])
+    return (f"- `{name}` ({site['macro']}, {site['file']})"
+            + (f", when `{when}`" if when else ""))
+
+
+def export_markdown(d: dict) -> list[str]:
+    changes = d["export_changes"]
+    out = ["## Exported symbols", "",
+           "Every EXPORT_SYMBOL*() of the files the series changes, before and after it; "
+           "a symbol counts as added or removed only when no other file of the tree "
+           "exports it. `when` is the configuration the export needs: the "
+           "preprocessor conditions around it and the Kconfig symbol of its "
+           "Makefile line.", "",
+           f"Removed ({len(d['exports_removed'])}): "
+           + (", ".join(f"`{s}`" for s in d["exports_removed"]) or "none"), "",
+           f"Added ({len(d['exports_added'])})" + (":" if d["exports_added"] else ": none"), ""]
+    out += [added_line(d, name) for name in d["exports_added"]]
+    again = [s for s in changes["lines_added"] if s["name"] not in d["exports_added"]]
+    if again or changes["conditions_changed"]:
+        out += ["", "Exported already, from a new place or under new conditions:", ""]
+        for s in again:
+            when = " && ".join(([f"IS_ENABLED({s['built_if']})"] if s["built_if"] else [])
+                               + s["conditions"])
+            out.append(f"- `{s['name']}` ({s['macro']}) also from {s['file']}"
+                       + (f" when `{when}`" if when else ""))
+        groups: dict[tuple[str, str, str], list[str]] = {}
+        for c in changes["conditions_changed"]:
+            groups.setdefault((c["file"], c["before"], c["after"]), []).append(c["name"])
+        for (file, before, after), names in groups.items():
+            out.append(f"- {file}: {', '.join(f'`{n}`' for n in sorted(set(names)))} now "
+                       f"when `{after or 'always'}` (was `{before or 'always'}`)")
+    gone = [s for s in changes["lines_removed"] if s["name"] not in d["exports_removed"]]
+    if gone:
+        out += ["", "No longer exported from these files (another file still exports them):",
+                ""]
+        out += [f"- `{s['name']}` ({s['macro']}, {s['file']})" for s in gone]
+    out += ["", d["mutex_simple_exports"], ""]
+    return out
+
+
+def verdict_markdown(d: dict) -> list[str]:
+    if not d["reviewer_verdicts"] and not d["refused_verdicts"]:
+        return []
+    out = ["## Reviewer verdicts", ""]
+    for v in d["reviewer_verdicts"]:
+        line = (f"- `{v['instance']}`: pinned {v['class']} by {v['reviewer']} "
+                f"(the audit said {v['classified_as']}): \"{v['reason']}\"")
+        if v["override"]:
+            line += f"; overrides the audit's evidence: {v['overridden']}"
+        out.append(line)
+    out += [f"- `{v['instance']}`: {v['class']} by {v['reviewer']} {v['why']}"
+            for v in d["refused_verdicts"]]
+    return out + [""]
 
 
 def scope_markdown(d: dict) -> str:
@@ -104,11 +211,10 @@ def scope_markdown(d: dict) -> str:
            f"| insertions / deletions | +{d['diffstat']['insertions']} / "
            f"-{d['diffstat']['deletions']} |",
            f"| checkpatch errors / warnings | {len(d['checkpatch']['errors'])} / "
-           f"{len(d['checkpatch']['warnings'])} |", "",
-           "## Exported symbols", "",
-           "Added: " + (", ".join(f"`{s}`" for s in d["exports_added"]) or "none"), "",
-           "Removed: " + (", ".join(f"`{s}`" for s in d["exports_removed"]) or "none"), "",
-           "## What out-of-tree code must change", ""]
+           f"{len(d['checkpatch']['warnings'])} |", ""]
+    out += export_markdown(d)
+    out += verdict_markdown(d)
+    out += ["## What out-of-tree code must change", ""]
     if d["mode"] == "flag-day":
         out += ["After the last patch the old names are gone: a module that still calls "
                 "them fails to build. For each struct semaphore it uses, decide what it is:",
@@ -151,34 +257,53 @@ def cover_text(scope: Scope) -> tuple[str, str]:
     subject = ("Convert binary semaphores to struct mutex, rename the counting API"
                + (" (flag day)" if d["mode"] == "flag-day" else ""))
     inst = d["instances"]
-    body = [
-        "Most struct semaphore users are mutexes: count 1, released by the task that",
-        "took it. This series converts those to struct mutex and moves every other",
-        "semaphore to a counting API of its own, down_sem()/up_sem(), as proposed",
-        "for 2.6.16 (\"MUTEX: Introduce simple mutex implementation\", D. Howells).",
-        "",
-        "Patch 1 adds the down_sem() family and keeps the old names as wrappers, so",
-        "that every commit builds. Patch 2 adds CONFIG_MUTEX_SIMPLE, the original",
-        "xchg()-based mutex ported to this tree (default n). The conversion patches",
+    paragraphs = [
+        "Most struct semaphore users are mutexes: count 1, released by the task "
+        "that took it. This series converts those to struct mutex and moves every "
+        "other semaphore to a counting API of its own, down_sem()/up_sem(), as "
+        "proposed for 2.6.16 (\"MUTEX: Introduce simple mutex implementation\", "
+        "D. Howells).",
+        "Patch 1 adds the down_sem() family and keeps the old names as wrappers, so "
+        "that every commit builds. Patch 2 adds CONFIG_MUTEX_SIMPLE, the original "
+        "xchg()-based mutex ported to this tree (default n). The conversion patches "
         "follow, one per MAINTAINERS section."
         + (" The last patch removes down(), up() and friends." if d["mode"] == "flag-day"
            else ""),
-        "",
         f"Of {inst['total']} semaphore instances, {len(d['converted_to_mutex'])} become "
-        f"mutexes and {len(d['renamed_to_counting_api'])} move to down_sem():",
+        f"mutexes and {len(d['renamed_to_counting_api'])} move to down_sem(): "
         f"{inst['counting']} counting, {inst['signal']} signalling (count 0), "
-        f"{inst['ambiguous']} ambiguous.",
-        "The classification is conservative: a semaphore only becomes a mutex when",
-        "every initialisation is 1 and every up() provably releases the same task's",
-        "down() in process context. The ambiguous ones keep their semantics and are",
-        "listed in scope.md for review.",
-        "",
+        f"{inst['ambiguous']} ambiguous. The classification is conservative: a "
+        "semaphore only becomes a mutex when every initialisation is 1 and every "
+        "up() provably releases the same task's down() in process context. The "
+        "ambiguous ones keep their semantics and are listed in scope.md for review.",
+    ]
+    paragraphs += [cover_verdict_text(v) for v in d["reviewer_verdicts"]]
+    paragraphs += [
         f"{len(d['files_touched'])} files in {len(d['subsystems'])} subsystems, "
         f"+{d['diffstat']['insertions']}/-{d['diffstat']['deletions']} lines.",
-        "Exported symbols added: " + (", ".join(d["exports_added"]) or "none") + ".",
         "Exported symbols removed: " + (", ".join(d["exports_removed"]) or "none") + ".",
+        "Exported symbols added: " + (", ".join(added_with_config(d)) or "none") + ".",
+        d["mutex_simple_exports"],
     ]
-    return subject, "\n".join(body)
+    body = []
+    for paragraph in paragraphs:
+        body += wrap(paragraph) + [""]
+    return subject, "\n".join(body).rstrip()
+
+
+def added_with_config(d: dict) -> list[str]:
+    """The added exports, each with the Kconfig symbol that builds it."""
+    built = {s["name"]: s["built_if"] for s in d["export_changes"]["lines_added"]}
+    return [f"{n} ({built[n]})" if built.get(n) else n for n in d["exports_added"]]
+
+
+def cover_verdict_text(v: dict) -> str:
+    if v["override"]:
+        return (f"{v['instance']} becomes a {v['class']} because a reviewer overrode the "
+                f"audit: {v['reviewer']} set aside {v['overridden']}, saying "
+                f"\"{v['reason']}\".")
+    return (f"{v['instance']} is a {v['class']} by a reviewer's verdict ({v['reviewer']}; "
+            f"the audit said {v['classified_as']}): \"{v['reason']}\".")
 
 
 def write_cover_letter(path: Path, scope: Scope) -> None:

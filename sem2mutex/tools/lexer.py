@@ -83,3 +83,40 @@ class Lexer:
         self.cache.put("lexer", key, [[t.text, t.offset, t.line, t.col, int(t.identifier)]
                                       for t in tokens])
         return tokens
+
+
+# Preprocessor directives, as the lexer prints them: every conditional and
+# #include token carries its directive as written in its position tuple,
+#   Tag118 ((("CONFIG_X"), (0), ((("#ifdef CONFIG_X", 164, 11, 0, "f.c")) ...
+#   Tag115 (("#include ", "<linux/export.h>", (0), ((("#include <linux/export.h>", 0, 1, ...
+# (the tag numbers differ between spatch versions, the tuples do not).  Only
+# the tokens the lexer made of those directives are read: a "#if" inside a
+# comment or a string is not a token of its own.
+DIRECTIVE = re.compile(r'^Tag\d+ \(.*?\(\(\("(?P<text>#\s*(?P<keyword>ifdef|ifndef|if|elif|'
+                       r'else|endif|include)\b(?:[^"\\]|\\.)*)", (?P<pos>\d+), (?P<line>\d+), '
+                       r'(?P<col>\d+),', re.M)
+UNESCAPE = {"\\n": "\n", "\\t": "\t", '\\"': '"', "\\\\": "\\"}
+
+
+@dataclass(frozen=True)
+class Directive:
+    keyword: str  # ifdef, ifndef, if, elif, else, endif, include
+    argument: str  # the rest of the line, continuation lines joined: "CONFIG_X", "<linux/mutex.h>"
+    line: int
+
+
+def unescape(text: str) -> str:
+    return re.sub(r'\\[nt"\\]', lambda m: UNESCAPE[m.group()], text)
+
+
+def directives(spatch: Path, tree: Path, rel: str) -> list[Directive]:
+    """The conditional (#if...#endif) and #include directives of REL, in
+    file order, as Coccinelle's lexer found them."""
+    found = []
+    for m in DIRECTIVE.finditer(token_dump(spatch, tree, rel)):
+        text = unescape(m["text"]).replace("\\\n", " ")
+        rest = text.lstrip("#").strip()[len(m["keyword"]):]
+        if m["keyword"] != "include":  # a comment after #else/#endif is no argument
+            rest = rest.split("/*", 1)[0].split("//", 1)[0]
+        found.append(Directive(m["keyword"], " ".join(rest.split()), int(m["line"])))
+    return sorted(found, key=lambda d: d.line)
