@@ -151,26 +151,32 @@ class SeriesBuilder:
         if already_converted(self.req.tree, self.req.spatch) and not plan.edits:
             return SeriesResult([], [], [], plan, [], self.workdir, nothing_to_convert=True)
         files = series_files(plan, self.req.audit)
-        repo = MiniRepo.create(self.workdir / "repo", self.req.tree, files, self.req.identity)
+        with self.progress.stage("series: scratch repository"):
+            repo = MiniRepo.create(self.workdir / "repo", self.req.tree, files,
+                                   self.req.identity)
         self.progress.step(f"series: {len(files)} files copied into a scratch repository")
         patches: list[PatchInfo] = []
-        patches += self.core_patch(repo, core_api.counting_api_change(),
-                                   partial(core_api.apply_counting_api,
-                                           spatch=self.req.spatch))
-        patches += self.core_patch(repo, simple_mutex.simple_mutex_change(),
-                                   partial(simple_mutex.apply_simple_mutex,
-                                           spatch=self.req.spatch))
+        with self.progress.stage("series: core patches"):
+            patches += self.core_patch(repo, core_api.counting_api_change(),
+                                       partial(core_api.apply_counting_api,
+                                               spatch=self.req.spatch))
+            patches += self.core_patch(repo, simple_mutex.simple_mutex_change(),
+                                       partial(simple_mutex.apply_simple_mutex,
+                                               spatch=self.req.spatch))
         units = conversion_units(self.req.audit.instances, plan, self.maintainers)
-        results, units = self.convert(repo, plan, units, patches)
+        with self.progress.stage("series: rewrite and conversion patches"):
+            results, units = self.convert(repo, plan, units, patches)
         if self.req.mode == "flag-day":
-            patches += self.core_patch(repo, core_api.flag_day_change(),
-                                       partial(core_api.apply_flag_day,
-                                               spatch=self.req.spatch),
-                                       kind="flag-day")
+            with self.progress.stage("series: core patches"):
+                patches += self.core_patch(repo, core_api.flag_day_change(),
+                                           partial(core_api.apply_flag_day,
+                                                   spatch=self.req.spatch),
+                                           kind="flag-day")
         shortstat = repo.git("diff", "--shortstat", BASE_TAG, "HEAD").strip()
         self.progress.step("series: exported symbols before and after")
-        exports = diff_exports(self.req.spatch, self.req.tree, repo.path,
-                               export_candidates(repo), self.req.jobs)
+        with self.progress.stage("series: exported symbols"):
+            exports = diff_exports(self.req.spatch, self.req.tree, repo.path,
+                                   export_candidates(repo), self.req.jobs)
         return SeriesResult(patches, results, units, plan, files, repo.path, shortstat=shortstat,
                             exports=exports)
 
@@ -190,10 +196,12 @@ class SeriesBuilder:
         if any(len(us) > 1 and mutex_in(plan, f) for f, us in owners.items()):
             return self.convert_unit_by_unit(repo, plan, units, patches), units
         self.progress.step(f"series: rewriting {len(owners)} files in one spatch pass")
-        whole = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs,
-                              source=self.req.tree)
+        with self.progress.stage("series: rewrite (spatch)"):
+            whole = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs,
+                                  source=self.req.tree)
         self.warn_unconfirmed(whole)
-        units, owners = self.rename_unparsed(repo, units, owners)
+        with self.progress.stage("series: unparsed code"):
+            units, owners = self.rename_unparsed(repo, units, owners)
         self.progress.step(f"series: committing {len(units)} subsystems "
                            "(get_maintainer.pl for each)")
         whole.files_changed = sorted(set(whole.files_changed)
@@ -205,7 +213,8 @@ class SeriesBuilder:
         unit_files = [[f for f in whole.files_changed if min(owners[f]) == n]
                       for n in range(len(units))]
         views = [unit_view(whole, unit, files) for unit, files in zip(units, unit_files)]
-        with ThreadPoolExecutor(max_workers=max(1, self.req.jobs)) as pool:
+        with self.progress.stage("series: get_maintainer"), \
+                ThreadPoolExecutor(max_workers=max(1, self.req.jobs)) as pool:
             ccs = list(pool.map(lambda view: get_maintainer(self.req.tree, view.files_changed),
                                 views))
         for unit, result, files, cc in zip(units, views, unit_files, ccs):
@@ -321,8 +330,10 @@ def generate_series(req: SeriesRequest, progress: Progress) -> SeriesResult:
         staging = req.outdir / ".series-staging"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        files = export_patches(result.repo, result, staging, req.identity)
-        with ThreadPoolExecutor(max_workers=max(1, req.jobs)) as pool:
+        with progress.stage("series: git format-patch"):
+            files = export_patches(result.repo, result, staging, req.identity)
+        with progress.stage("series: checkpatch"), \
+                ThreadPoolExecutor(max_workers=max(1, req.jobs)) as pool:
             reports = list(pool.map(lambda path: checkpatch(req.tree, path), files[1:]))
         for info, report in zip(result.patches, reports):
             info.checkpatch = report
