@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURE_TREE, REPO
+from sem2mutex.tools.spatch import PYTHON
 
 RULES = sorted((REPO / "cocci" / "facts").glob("*.cocci"))
 GOLDEN = REPO / "tests" / "fixtures" / "facts"
@@ -33,7 +34,7 @@ def run_rule(rule: Path) -> list[str]:
         group_file = Path(tmp) / "groups"
         group_file.write_text("".join(f"{s}\n\n" for s in SOURCES))
         done = subprocess.run(
-            ["spatch", "--very-quiet", "--no-includes", "--no-scanner", "-D", "report",
+            ["spatch", *PYTHON, "--very-quiet", "--no-includes", "--no-scanner", "-D", "report",
              "--macro-file", str(MACRO_FILE),
              "--sp-file", str(rule), "--file-groups", str(group_file)],
             cwd=FIXTURE_TREE, capture_output=True, text=True, env=dict(os.environ, **ENV))

@@ -60,11 +60,28 @@ def find_spatch() -> Path:
     return Path(found)
 
 
+def python_for_spatch() -> list[str]:
+    """--python for the interpreter Debian built spatch against.
+
+    Without it spatch runs `python3` from PATH to find its library: through
+    pyenv's shims that costs a second for every spatch started (measured:
+    1.24 s for a one-line file, 0.27 s with --python /usr/bin/python3).
+    """
+    for candidate in (Path("/usr/bin/python3"), shutil.which("python3")):
+        if candidate and Path(candidate).is_file():
+            return ["--python", str(candidate)]
+    return []
+
+
+PYTHON = python_for_spatch()
+
+
 def launch(spatch: Path, args: list[str], cwd: Path,
            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Start spatch with ARGS in CWD and wait for it (output captured)."""
-    return subprocess.run([str(spatch), *args], cwd=cwd, capture_output=True, text=True,
-                          errors="replace", env=dict(os.environ, **(env or {})),
+    python = PYTHON if "--sp-file" in args and "--python" not in args else []
+    return subprocess.run([str(spatch), *python, *args], cwd=cwd, capture_output=True,
+                          text=True, errors="replace", env=dict(os.environ, **(env or {})),
                           stdin=subprocess.DEVNULL, check=False)
 
 
