@@ -75,6 +75,7 @@ FORCED_WRONG = textwrap.dedent(f"""\
     [[verdict]]
     instance = "{HRTIMER_FIXTURE}"
     class = "mutex"
+    override = true
     reviewer = "tests/test_boot.py <forced-wrong@example.invalid>"
     reason = "forced wrong conversion: the boot must fail"
     """)

@@ -90,6 +90,11 @@ def test_every_mutex_has_positive_evidence(by_id):
     for inst in by_id.values():
         if inst["class"] == "mutex":
             codes = [r["code"] for r in inst["reasons"]]
+            # A semaphore nothing takes is a mutex only through its type:
+            # the conversion changes a declaration and its initialisation.
+            if codes == ["unused"]:
+                assert not inst["sites"], inst["id"]
+                continue
             assert codes[:2] == ["count-one", "paired-release"], inst["id"]
             assert all(i["count"] == 1 for i in inst["inits"])
             assert all(s["paired"] for s in inst["sites"])
@@ -98,5 +103,9 @@ def test_every_mutex_has_positive_evidence(by_id):
 def test_pseudo_instances_keep_what_cannot_be_attributed(by_id):
     kinds = Counter(i["kind"] for i in by_id.values())
     assert kinds["pointer"] > 0
-    assert all(i["class"] == "ambiguous" for i in by_id.values()
+    # Judged on their own code, they may count (a counting API called on
+    # them) but never become a mutex: there is no declaration to convert.
+    assert all(i["class"] != "mutex" for i in by_id.values()
+               if i["kind"] in ("pointer", "unresolved"))
+    assert any(i["class"] == "ambiguous" for i in by_id.values()
                if i["kind"] in ("pointer", "unresolved"))
