@@ -30,6 +30,9 @@ from sem2mutex.series.builder import (MODES, SeriesRequest, default_identity, ge
                                       series_problem, split_identity)
 from sem2mutex.tools.cache import ResultCache, no_cache
 from sem2mutex.tools.fs import check_writable_dir, is_within
+from sem2mutex.tools.grep import GrepMemo
+from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS
+from sem2mutex.tools.snapshot import TreeSnapshot
 from sem2mutex.tools.git import check_git
 from sem2mutex.tools.maintainers import Maintainers
 from sem2mutex.tools.spatch import find_spatch
@@ -139,6 +142,12 @@ def resolve_identity(given: str | None) -> str:
     return identity
 
 
+def results_cache(args: argparse.Namespace) -> ResultCache:
+    """What spatch, the lexer, checkpatch and get_maintainer said, kept
+    between runs under a hash of their inputs (--no-cache: nothing kept)."""
+    return no_cache() if args.no_cache else ResultCache(cache_layout().results)
+
+
 def proof_stages_wanted(args: argparse.Namespace) -> list[str]:
     return [name for name in ("verify", "boot", "bench") if getattr(args, name)]
 
@@ -227,9 +236,13 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
 
 def audit_and_series(args: argparse.Namespace, plan: Plan, progress: Progress) -> int | None:
     """The audit, then the series; None when there is nothing further to do."""
-    cache = no_cache() if args.no_cache else ResultCache(cache_layout().results)
+    cache = results_cache(args)
+    memo = None
+    if cache.root is not None:
+        with progress.stage("snapshot of the tree"):
+            memo = GrepMemo(cache, TreeSnapshot.take(plan.tree.path, skip=NON_KERNEL_TOP_DIRS))
     audit = analyse(AnalysisRequest(plan.tree, plan.spatch, plan.dirs, plan.verdicts, args.jobs,
-                                    cache), progress)
+                                    cache, memo), progress)
     written = write_reports(audit, args.outdir, Maintainers.load(plan.tree.path))
     counts = ", ".join(f"{c}: {sum(1 for i in audit.instances if i.sem_class.value == c)}"
                        for c in ("mutex", "counting", "signal", "ambiguous"))
@@ -237,13 +250,15 @@ def audit_and_series(args: argparse.Namespace, plan: Plan, progress: Progress) -
                   f"wrote {', '.join(str(p) for p in written)}")
     if args.analyze_only:
         return None
-    return write_series(args, plan, audit, progress)
+    return write_series(args, plan, audit, progress, cache, memo)
 
 
-def write_series(args: argparse.Namespace, plan: Plan, audit, progress: Progress) -> int | None:
+def write_series(args: argparse.Namespace, plan: Plan, audit, progress: Progress,
+                 cache: ResultCache, memo: GrepMemo | None) -> int | None:
     """Write the series; None when there is nothing to convert."""
     result = generate_series(SeriesRequest(plan.tree.path, audit, args.outdir, plan.spatch,
-                                           args.mode, plan.identity, args.jobs), progress)
+                                           args.mode, plan.identity, args.jobs,
+                                           cache, memo), progress)
     if result.nothing_to_convert:
         progress.step("nothing to convert: the tree already carries the series "
                       "(the down_sem() API exists and no old-API user is left)")

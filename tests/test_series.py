@@ -13,12 +13,13 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_TREE, load_json, run_convert
+from conftest import FIXTURE_TREE, REPO, load_json, run_convert
 from sem2mutex.series.builder import core_files
 
 IDENTITY = "Series Test <series-test@sem2mutex.invalid>"
@@ -201,6 +202,53 @@ def test_input_tree_is_left_alone_and_rerun_is_stable(small_tree, flag_day, tmp_
     strip = lambda p: re.sub(volatile, "", p.read_text(), flags=re.M)
     for first, second in zip(patches_of(flag_day), patches_of(again)):
         assert strip(first) == strip(second), first.name
+
+
+PINNED = """\
+[[verdict]]
+instance = "field:drivers/fixture/more.c:struct more_dev.exported_try"
+class = "mutex"
+reviewer = "A Reviewer <reviewer@example.invalid>"
+reason = "only process context calls the exported trylock"
+"""
+
+
+def same_outputs(a: Path, b: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "scripts" / "compare-outputs"),
+                           str(a), str(b)], capture_output=True, text=True)
+
+
+def test_rerun_from_the_cache_equals_a_cold_run(small_tree, tmp_path):
+    """Issue 10's review loop: a rerun after a verdict (and after editing a
+    file) takes the kept results, and writes what a run without any cache
+    writes."""
+    env = dict(os.environ, SEM2MUTEX_CACHE=str(tmp_path / "cache"))
+    decisions = tmp_path / "decisions.toml"
+    decisions.write_text(PINNED)
+    run_convert(str(small_tree), "-q", "-o", str(tmp_path / "first"), "--identity", IDENTITY,
+                env=env)
+    warm = tmp_path / "warm"
+    run_convert(str(small_tree), "-q", "-o", str(warm), "--identity", IDENTITY,
+                "--decisions", str(decisions), env=env)
+    cold = tmp_path / "cold"
+    run_convert(str(small_tree), "-q", "-o", str(cold), "--identity", IDENTITY,
+                "--decisions", str(decisions), "--no-cache")
+    done = same_outputs(cold, warm)
+    assert done.returncode == 0, done.stdout
+    assert "A Reviewer" in "".join(p.read_text() for p in patches_of(warm))
+    assert not same_outputs(tmp_path / "first", warm).returncode == 0
+
+    edited = tmp_path / "edited" / "linux"
+    shutil.copytree(small_tree, edited)
+    skeleton = edited / "drivers/usb/usb-skeleton.c"
+    skeleton.write_text(skeleton.read_text().replace("up(&dev->limit_sem);",
+                                                     "up(&dev->limit_sem); /* edited */", 1))
+    for name, extra in (("edited-warm", []), ("edited-cold", ["--no-cache"])):
+        run_convert(str(edited), "-q", "-o", str(tmp_path / name), "--identity", IDENTITY,
+                    "--decisions", str(decisions), *extra, env=env)
+    done = same_outputs(tmp_path / "edited-cold", tmp_path / "edited-warm")
+    assert done.returncode == 0, done.stdout
+    assert "/* edited */" in "".join(p.read_text() for p in patches_of(tmp_path / "edited-warm"))
 
 
 # --- the whole default tree ------------------------------------------------------

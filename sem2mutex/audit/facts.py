@@ -27,7 +27,7 @@ from sem2mutex.model import (ApiCall, Callback, CallEdge, Escape, FactSet, Field
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.audit.intake import kernel_files_mentioning
 from sem2mutex.audit.visibility import Visibility
-from sem2mutex.tools.grep import files_with_patterns, word_lines
+from sem2mutex.tools.grep import GrepMemo, files_with_patterns, word_lines
 from sem2mutex.tools.kernel_tree import is_kernel_source
 from sem2mutex.tools.spatch import ParseError, SpatchOutput, SpatchRunner
 from sem2mutex.tools.lexer import Lexer
@@ -243,6 +243,7 @@ def escapes(grouped: dict[str, list[dict]], names: set[str]) -> list[Escape]:
 class FactCollector:
     runner: SpatchRunner
     lexer: Lexer
+    memo: GrepMemo | None = None
 
     def collect(self, files: CandidateFiles) -> FactSet:
         main_files = sorted(set(files.calling) | set(files.declaring))
@@ -269,7 +270,8 @@ class FactCollector:
             headers |= {h for h in visibility.closure(from_file) if h.endswith(".h")}
         headers -= parsed
         patterns = sorted({declaring_patterns(kind, name) for kind, name, _ in missing})
-        found = sorted(f for f in files_with_patterns(self.runner.tree, sorted(headers), patterns)
+        found = sorted(f for f in files_with_patterns(self.runner.tree, sorted(headers), patterns,
+                                                      memo=self.memo)
                        if is_kernel_source(f))
         if not found:
             return []
@@ -281,7 +283,7 @@ class FactCollector:
         """Files that mention a function doing down()/up() through a pointer."""
         names = {c.pos.function for c in calls if not c.by_address and c.macro is None
                  and c.op != "__SEMAPHORE_INITIALIZER"}
-        mentions = kernel_files_mentioning(self.runner.tree, names, self.runner.jobs)
+        mentions = kernel_files_mentioning(self.runner.tree, names, self.runner.jobs, self.memo)
         return sorted({f for files in mentions.values() for f in files})
 
     def parse_failures(self, names: set[str], *outputs: SpatchOutput) -> list[ParseFailure]:
@@ -294,7 +296,7 @@ class FactCollector:
             for f, errors in out.parse_errors.items():
                 merged[f] += [e for e in errors if e not in merged[f]]
         files = sorted(merged)
-        textual = word_lines(self.runner.tree, files, names)
+        textual = word_lines(self.runner.tree, files, names, memo=self.memo)
         to_lex = [f for f in files if any(
             e.first_line <= line <= e.last_line for e in merged[f]
             for lines in textual.get(f, {}).values() for line in lines)]

@@ -21,7 +21,7 @@ from sem2mutex.tools.fs import locked
 from sem2mutex.model import ApiEra, KernelTree
 from sem2mutex.paths import DEBIAN_SOURCE_DIRNAME, DEBIAN_SOURCE_TARBALL, CacheLayout
 from sem2mutex.audit.visibility import HeaderPaths, IncludeGraph
-from sem2mutex.tools.grep import files_matching, files_mentioning, include_directives
+from sem2mutex.tools.grep import GrepMemo, files_matching, files_mentioning, include_directives
 from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS, is_kernel_source
 
 
@@ -105,10 +105,12 @@ class CandidateFiles:
     calling: list[str]  # may call the API
 
 
-def _grep(tree: Path, pattern: str, use_git: bool, jobs: int) -> set[str]:
+def _grep(tree: Path, pattern: str, use_git: bool, jobs: int,
+          memo: GrepMemo | None = None) -> set[str]:
     """Files (tree-relative) whose text matches PATTERN (ERE)."""
     try:
-        return files_matching(tree, pattern, use_git, jobs, skip=NON_KERNEL_TOP_DIRS)
+        return files_matching(tree, pattern, use_git, jobs, skip=NON_KERNEL_TOP_DIRS,
+                              memo=memo)
     except GrepError as err:
         raise NotAKernelTree(f"cannot read {tree}: {err}") from err
 
@@ -149,19 +151,32 @@ def mentions_outside_comments(tree: Path, batch: list[str], patterns: list[re.Pa
     return {rel: [bool(p.search(part)) for p in patterns] for rel, part in zip(batch, parts)}
 
 
-def split_by_mentions(tree: Path, files: set[str]) -> tuple[set[str], set[str]]:
-    """(declaring, calling) among FILES, ignoring mentions in comments."""
+def split_by_mentions(tree: Path, files: set[str], memo: GrepMemo | None = None
+                      ) -> tuple[set[str], set[str]]:
+    """(declaring, calling) among FILES, ignoring mentions in comments;
+    with MEMO, a file that did not change since the last run is not read."""
     patterns = [re.compile(grep_to_python(DECL_TOKENS)), re.compile(grep_to_python(CALL_TOKENS))]
     ordered = sorted(files)
+    found: dict[str, list[bool]] = {}
+    keys: dict[str, str] = {}
+    if memo is not None and memo.cache.root is not None:
+        for f in ordered:
+            keys[f] = memo.cache.key("mentions", f, memo.snapshot.digest_of([f]))
+            kept = memo.cache.get("mentions", keys[f])
+            if isinstance(kept, list):
+                found[f] = kept
+    todo = [f for f in ordered if f not in found]
     if shutil.which("gcc") is None:
-        found = {f: [True, True] for f in ordered}
+        found.update({f: [True, True] for f in todo})
     else:
-        batches = [ordered[i:i + FILES_PER_GCC] for i in range(0, len(ordered), FILES_PER_GCC)]
-        found = {}
+        batches = [todo[i:i + FILES_PER_GCC] for i in range(0, len(todo), FILES_PER_GCC)]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             for part in pool.map(lambda b: mentions_outside_comments(tree, b, patterns),
                                  batches):
                 found.update(part)
+                for f, flags in part.items():
+                    if f in keys:
+                        memo.cache.put("mentions", keys[f], flags)
     return ({f for f in ordered if found[f][0]}, {f for f in ordered if found[f][1]})
 
 
@@ -169,10 +184,11 @@ def grep_to_python(ere: str) -> str:
     return ere.replace("[[:space:]]", r"\s")
 
 
-def candidate_files(tree: KernelTree, dirs: list[str], jobs: int = 2) -> CandidateFiles:
-    mentioning = {f for f in _grep(tree.path, f"{DECL_TOKENS}|{CALL_TOKENS}", tree.is_git, jobs)
-                  if is_kernel_source(f)}
-    declaring, calling = split_by_mentions(tree.path, mentioning)
+def candidate_files(tree: KernelTree, dirs: list[str], jobs: int = 2,
+                    memo: GrepMemo | None = None) -> CandidateFiles:
+    mentioning = {f for f in _grep(tree.path, f"{DECL_TOKENS}|{CALL_TOKENS}", tree.is_git, jobs,
+                                   memo) if is_kernel_source(f)}
+    declaring, calling = split_by_mentions(tree.path, mentioning, memo)
     # Headers are read tree-wide so a scoped run still resolves struct
     # fields declared outside the scope.
     declaring = {f for f in declaring if in_scope(f, dirs) or f.endswith(".h")}
@@ -193,17 +209,20 @@ def normalise_dirs(tree: Path, dirs: list[str]) -> list[str]:
     return result
 
 
-def kernel_files_mentioning(tree: Path, names: set[str], jobs: int) -> dict[str, set[str]]:
+def kernel_files_mentioning(tree: Path, names: set[str], jobs: int,
+                            memo: GrepMemo | None = None) -> dict[str, set[str]]:
     """name -> kernel source files whose text has NAME as a word (a
     prefilter for spatch: callers of a wrapper or of a pointer helper)."""
-    found = files_mentioning(tree, names, jobs, skip=NON_KERNEL_TOP_DIRS)
+    found = files_mentioning(tree, names, jobs, skip=NON_KERNEL_TOP_DIRS, memo=memo)
     return {name: {f for f in files if is_kernel_source(f)} for name, files in found.items()}
 
 
-def include_graph(tree: Path, jobs: int) -> IncludeGraph:
+def include_graph(tree: Path, jobs: int, memo: GrepMemo | None = None) -> IncludeGraph:
     """The #include graph of TREE's kernel sources (audit/visibility.py)."""
     try:
-        directives = include_directives(tree, jobs, skip=NON_KERNEL_TOP_DIRS)
+        directives = include_directives(tree, jobs, skip=NON_KERNEL_TOP_DIRS, memo=memo)
     except GrepError as err:
         raise NotAKernelTree(f"cannot read {tree}: {err}") from err
-    return IncludeGraph.build(directives, HeaderPaths.scan(tree, skip=NON_KERNEL_TOP_DIRS))
+    paths = HeaderPaths.of_files(set(memo.snapshot.files)) if memo is not None \
+        else HeaderPaths.scan(tree, skip=NON_KERNEL_TOP_DIRS)
+    return IncludeGraph.build(directives, paths)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sem2mutex.model import Instance, Location, Reason
-from sem2mutex.tools.grep import word_lines
+from sem2mutex.tools.grep import GrepMemo, word_lines
 from sem2mutex.tools.lexer import Lexer, Token
 
 VARIABLE_KINDS = ("global", "static", "local", "array")
@@ -75,6 +75,7 @@ def needs_lexing(inst: Instance, textual: dict[str, dict[str, set[int]]]) -> set
 @dataclass
 class MentionCheck:
     lexer: Lexer
+    memo: GrepMemo | None = None
 
     def run(self, candidates: list[Instance]) -> None:
         checked = [i for i in candidates if i.kind in VARIABLE_KINDS + FIELD_KINDS]
@@ -82,7 +83,7 @@ class MentionCheck:
         # grep first: a file whose every mention sits on a known line needs
         # no lexing (lexing every file of every candidate costs minutes)
         textual = word_lines(self.lexer.tree, files,
-                             {inst.name.split(".")[-1] for inst in checked})
+                             {inst.name.split(".")[-1] for inst in checked}, memo=self.memo)
         suspicious = {inst.id: needs_lexing(inst, textual) for inst in checked}
         lexed = sorted({f for fs in suspicious.values() for f in fs})
         mentions = {f: mentions_in(tokens)

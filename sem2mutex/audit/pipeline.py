@@ -15,6 +15,7 @@ from sem2mutex.model import Audit, FactSet, KernelTree, SemClass, Verdict
 from sem2mutex.progress import Progress
 from sem2mutex.audit.resolve import Resolved, build_instances
 from sem2mutex.tools.cache import ResultCache, no_cache
+from sem2mutex.tools.grep import GrepMemo
 from sem2mutex.tools.spatch import SpatchRunner
 from sem2mutex.audit.mentions import MentionCheck
 from sem2mutex.tools.lexer import Lexer
@@ -33,20 +34,21 @@ class AnalysisRequest:
     verdicts: list[Verdict] = field(default_factory=list)
     jobs: int = 2
     cache: ResultCache = field(default_factory=no_cache)
+    memo: GrepMemo | None = None  # the tree's snapshot: greps of unchanged units kept
 
 
 def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
     started = time.monotonic()
     with progress.stage("prefilter (grep)"):
-        files = candidate_files(req.tree, req.dirs, req.jobs)
+        files = candidate_files(req.tree, req.dirs, req.jobs, req.memo)
     progress.step(f"{len(files.declaring)} files may declare, {len(files.calling)} may call "
                   "the semaphore API")
     runner = SpatchRunner(req.spatch, req.tree.path, req.jobs, progress, cache=req.cache)
     lexer = Lexer(req.spatch, req.tree.path, req.jobs, cache=req.cache)
-    collector = FactCollector(runner, lexer)
+    collector = FactCollector(runner, lexer, req.memo)
     # grep and a directory walk: I/O that overlaps spatch's parsing
     with ThreadPoolExecutor(max_workers=1) as background:
-        graph = background.submit(include_graph, req.tree.path, req.jobs)
+        graph = background.submit(include_graph, req.tree.path, req.jobs, req.memo)
         with progress.stage("facts (spatch, one parse per file)"):
             facts = collector.collect(files)
         visibility = Visibility(graph.result())
@@ -55,7 +57,7 @@ def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
     instances = resolved.instances
     contexts = build_context_map(facts)
     with progress.stage("wrappers (spatch)"):
-        add_context_records(facts, WrapperAnalysis(runner, progress).run(
+        add_context_records(facts, WrapperAnalysis(runner, progress, req.memo).run(
             instances, facts, contexts, facts.pass2_files))
     contexts = build_context_map(facts)
     with progress.stage("lexer (trylock callers, unexplained uses)"):
@@ -69,7 +71,7 @@ def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
         # semaphore costs more than the rest of this stage, and a semaphore
         # that is not a mutex already gains nothing from one more obstacle.
         candidates = [i for i in instances if i.sem_class is SemClass.MUTEX]
-        MentionCheck(lexer).run(candidates)
+        MentionCheck(lexer, req.memo).run(candidates)
         classify_all(candidates, contexts)
     stale = VerdictApplier(req.verdicts).apply(instances)
     for s in stale:

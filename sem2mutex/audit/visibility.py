@@ -60,6 +60,10 @@ class HeaderPaths:
                 rel_dir = os.path.relpath(dirpath, tree)
                 files.update(f"{rel_dir}/{f}" for f in filenames
                              if f.endswith(SOURCE_SUFFIXES))
+        return cls.of_files(files)
+
+    @classmethod
+    def of_files(cls, files: set[str]) -> "HeaderPaths":
         by_include_path: dict[str, list[str]] = defaultdict(list)
         by_suffix_name: dict[str, list[str]] = defaultdict(list)
         for f in sorted(files):

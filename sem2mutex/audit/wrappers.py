@@ -18,6 +18,7 @@ from sem2mutex.audit.facts import FACTS_DIR, by_kind
 from sem2mutex.model import FactSet, Instance, Location, Reason, Site
 from sem2mutex.progress import Progress
 from sem2mutex.audit.intake import kernel_files_mentioning
+from sem2mutex.tools.grep import GrepMemo
 from sem2mutex.tools.spatch import SpatchRunner, combine_rules
 
 # contexts.cocci too: a wrapper's caller may sit in a file pass 2 never saw,
@@ -99,6 +100,7 @@ def count_one(inst: Instance) -> bool:
 class WrapperAnalysis:
     runner: SpatchRunner
     progress: Progress
+    memo: GrepMemo | None = None
 
     def run(self, instances: list[Instance], facts: FactSet, contexts: ContextMap,
             scanned: set[str]) -> list[dict]:
@@ -111,7 +113,7 @@ class WrapperAnalysis:
         static = {(f.file, f.name) for f in facts.functions if f.static}
         mentions = kernel_files_mentioning(self.runner.tree,
                                     {n for w in found for n in w.locks + w.unlocks},
-                                    self.runner.jobs)
+                                    self.runner.jobs, self.memo)
         by_id = {inst.id: inst for inst in instances}
         sets = wrapper_sets(found, {w.instance_id: self.files_of(w, static, mentions)
                                     for w in found})

@@ -12,6 +12,8 @@ because patches only carry the files they change.
 """
 from __future__ import annotations
 
+import hashlib
+
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +35,9 @@ from sem2mutex.series.units import (ConversionUnit, conversion_units, file_owner
                                     unit_view)
 from sem2mutex.series.unparsed import rename_calls, unparsed_old_api_calls
 from sem2mutex.tools.api import COUNTING_NAMES
+from sem2mutex.paths import REPO_ROOT
+from sem2mutex.tools.cache import ResultCache, file_digest, no_cache
+from sem2mutex.tools.grep import GrepMemo
 from sem2mutex.tools.kernel_scripts import CheckpatchReport, checkpatch, get_maintainer
 from sem2mutex.tools.maintainers import Maintainers
 
@@ -53,6 +58,8 @@ class SeriesRequest:
     mode: str = "flag-day"
     identity: str = ""
     jobs: int = 2
+    cache: ResultCache = field(default_factory=no_cache)  # spatch, checkpatch, get_maintainer
+    memo: GrepMemo | None = None  # the tree's snapshot, for its greps
 
 
 @dataclass
@@ -176,7 +183,8 @@ class SeriesBuilder:
         self.progress.step("series: exported symbols before and after")
         with self.progress.stage("series: exported symbols"):
             exports = diff_exports(self.req.spatch, self.req.tree, repo.path,
-                                   export_candidates(repo), self.req.jobs)
+                                   export_candidates(repo), self.req.jobs,
+                                   cache=self.req.cache, memo=self.req.memo)
         return SeriesResult(patches, results, units, plan, files, repo.path, shortstat=shortstat,
                             exports=exports)
 
@@ -198,7 +206,8 @@ class SeriesBuilder:
         self.progress.step(f"series: rewriting {len(owners)} files in one spatch pass")
         with self.progress.stage("series: rewrite (spatch)"):
             whole = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs,
-                                  source=self.req.tree)
+                                  source=self.req.tree, cache=self.req.cache,
+                                  memo=self.req.memo)
         self.warn_unconfirmed(whole)
         with self.progress.stage("series: unparsed code"):
             units, owners = self.rename_unparsed(repo, units, owners)
@@ -215,8 +224,8 @@ class SeriesBuilder:
         views = [unit_view(whole, unit, files) for unit, files in zip(units, unit_files)]
         with self.progress.stage("series: get_maintainer"), \
                 ThreadPoolExecutor(max_workers=max(1, self.req.jobs)) as pool:
-            ccs = list(pool.map(lambda view: get_maintainer(self.req.tree, view.files_changed),
-                                views))
+            ccs = list(pool.map(lambda view: get_maintainer(self.req.tree, view.files_changed,
+                                                            self.req.cache), views))
         for unit, result, files, cc in zip(units, views, unit_files, ccs):
             results.append(result)
             self.commit_unit(repo, unit, result, files, patches, cc)
@@ -262,7 +271,8 @@ class SeriesBuilder:
         results = []
         for n, unit in enumerate(units, 1):
             result = apply_rewrite(repo.path, plan, self.req.spatch, self.req.jobs, unit.ids,
-                                   source=self.req.tree)
+                                   source=self.req.tree, cache=self.req.cache,
+                                   memo=self.req.memo)
             self.warn_unconfirmed(result)
             results.append(result)
             self.commit_unit(repo, unit, result, None, patches)
@@ -279,7 +289,7 @@ class SeriesBuilder:
                     files: list[str] | None, patches: list[PatchInfo],
                     cc: list[str] | None = None) -> None:
         if cc is None:
-            cc = get_maintainer(self.req.tree, result.files_changed)
+            cc = get_maintainer(self.req.tree, result.files_changed, self.req.cache)
         subject, body = conversion_message(unit, result, cc, self.req.identity)
         if repo.commit(subject, body, files):
             patches.append(PatchInfo("", subject, "conversion", result.files_changed,
@@ -287,12 +297,45 @@ class SeriesBuilder:
 
     def core_patch(self, repo: MiniRepo, change: CoreChange, apply, kind: str = "core"
                    ) -> list[PatchInfo]:
-        touched = apply(repo.path)
-        cc = get_maintainer(self.req.tree, touched)
+        touched = cached_core_change(self.req.cache, repo.path, change, apply)
+        cc = get_maintainer(self.req.tree, touched, self.req.cache)
         subject, body = core_message(change, self.req.identity, cc)
         if not repo.commit(subject, body):
             return []
         return [PatchInfo("", subject, kind, touched, [])]
+
+
+# What a core patch's result depends on besides the files it edits.
+CORE_INPUTS = ("cocci/core", "core", "sem2mutex/series/core_api.py",
+               "sem2mutex/series/simple_mutex.py")
+
+
+def cached_core_change(cache: ResultCache, root: Path, change: CoreChange, apply) -> list[str]:
+    """APPLY (a core patch) to the scratch repository ROOT, or the files it
+    left last time from the same repository, change and code."""
+    if cache.root is None:
+        return [str(t) for t in apply(root)]
+    # the files a core patch edits or adds, as they are now
+    edited = {str(f) for f in core_files()} | {str(f) for f in simple_mutex.new_files()}
+    files = sorted(f for f in edited if (root / f).is_file())
+    before = {f: (root / f).read_bytes() for f in files}
+    code = [str(p.relative_to(REPO_ROOT)) + ":" + file_digest(p)
+            for name in CORE_INPUTS for p in sorted((REPO_ROOT / name).rglob("*"))
+            + ([REPO_ROOT / name] if (REPO_ROOT / name).is_file() else []) if p.is_file()]
+    key = cache.key("core-change", change.subject, *code,
+                    *[f"{f}:{hashlib.sha256(before[f]).hexdigest()}" for f in files])
+    kept = cache.get("core-change", key)
+    if isinstance(kept, dict):
+        for f, text in kept["files"].items():
+            (root / f).parent.mkdir(parents=True, exist_ok=True)
+            (root / f).write_text(text, errors="surrogateescape")
+        return kept["touched"]
+    touched = [str(t) for t in apply(root)]
+    after = {f: root / f for f in edited | {str(t) for t in touched} if (root / f).is_file()}
+    changed = {f: p.read_text(errors="surrogateescape") for f, p in after.items()
+               if before.get(f) != p.read_bytes()}
+    cache.put("core-change", key, {"touched": touched, "files": changed})
+    return touched
 
 
 def export_patches(repo: Path, series: SeriesResult, staging: Path, identity: str) -> list[Path]:
@@ -334,7 +377,8 @@ def generate_series(req: SeriesRequest, progress: Progress) -> SeriesResult:
             files = export_patches(result.repo, result, staging, req.identity)
         with progress.stage("series: checkpatch"), \
                 ThreadPoolExecutor(max_workers=max(1, req.jobs)) as pool:
-            reports = list(pool.map(lambda path: checkpatch(req.tree, path), files[1:]))
+            reports = list(pool.map(lambda path: checkpatch(req.tree, path, req.cache),
+                                    files[1:]))
         for info, report in zip(result.patches, reports):
             info.checkpatch = report
         if None in reports:

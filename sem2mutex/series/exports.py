@@ -27,9 +27,10 @@ from pathlib import Path
 
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.progress import Progress
-from sem2mutex.tools.grep import files_matching, files_with_words
+from sem2mutex.tools.grep import GrepMemo, files_matching, files_with_words
 from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS
 from sem2mutex.tools.lexer import Directive, directives
+from sem2mutex.tools.cache import ResultCache, no_cache
 from sem2mutex.tools.spatch import SpatchRunner
 
 EXPORTS_RULE = COCCI_DIR / "check" / "exports.cocci"
@@ -195,13 +196,15 @@ def built_if(roots: list[Path], rel: str) -> str | None:
 
 
 def export_sites(spatch: Path, root: Path, files: list[str], jobs: int,
-                 kbuild_roots: list[Path] | None = None) -> list[ExportSite]:
+                 kbuild_roots: list[Path] | None = None,
+                 cache: ResultCache | None = None) -> list[ExportSite]:
     """Every export of FILES under ROOT, with its conditions."""
     candidates = files_with_words(root, [f for f in files if f.endswith((".c", ".h"))
                                          and (root / f).is_file()], list(EXPORT_MACROS))
     if not candidates:
         return []
-    runner = SpatchRunner(spatch, root, max(1, jobs), Progress(quiet=True))
+    runner = SpatchRunner(spatch, root, max(1, jobs), Progress(quiet=True),
+                          cache=cache or no_cache())
     records = [r for r in runner.run("exports", [EXPORTS_RULE], candidates).records
                if r["kind"] == "export"]
     by_file: dict[str, list[dict]] = defaultdict(list)
@@ -221,22 +224,25 @@ def export_sites(spatch: Path, root: Path, files: list[str], jobs: int,
 
 
 def exporters(spatch: Path, tree: Path, names: set[str], skip_files: set[str],
-              use_git: bool, jobs: int) -> set[str]:
+              use_git: bool, jobs: int, cache: ResultCache | None = None,
+              memo: GrepMemo | None = None) -> set[str]:
     """Those of NAMES some file of TREE outside SKIP_FILES exports.  grep
     only picks the files worth reading; spatch decides."""
     if not names:
         return set()
     pattern = (r"EXPORT_[A-Z_]*SYMBOL[A-Z_]*\((" + "|".join(sorted(names)) + r")\b")
-    files = sorted(files_matching(tree, pattern, use_git, jobs, skip=NON_KERNEL_TOP_DIRS)
-                   - skip_files)
-    return {s.name for s in export_sites(spatch, tree, files, jobs)} & names
+    files = sorted(files_matching(tree, pattern, use_git, jobs, skip=NON_KERNEL_TOP_DIRS,
+                                  memo=memo) - skip_files)
+    return {s.name for s in export_sites(spatch, tree, files, jobs, cache=cache)} & names
 
 
 # ------------------------------------------------------------- the diff
 
 
 def diff_exports(spatch: Path, tree: Path, series_root: Path, touched: list[str],
-                 jobs: int, use_git: bool = False) -> ExportDiff:
+                 jobs: int, use_git: bool = False,
+                 cache: ResultCache | None = None,
+                 memo: GrepMemo | None = None) -> ExportDiff:
     """The exports TREE loses and gains when its TOUCHED files are replaced
     by SERIES_ROOT's (the series' scratch repository at its last commit).
 
@@ -244,12 +250,12 @@ def diff_exports(spatch: Path, tree: Path, series_root: Path, touched: list[str]
     no preprocessor conditional and no Makefile line: their exports are the
     same before and after, and they count as the rest of the tree.
     """
-    before = export_sites(spatch, tree, touched, jobs)
-    after = export_sites(spatch, series_root, touched, jobs, [series_root, tree])
+    before = export_sites(spatch, tree, touched, jobs, cache=cache)
+    after = export_sites(spatch, series_root, touched, jobs, [series_root, tree], cache)
     names_before = {s.name for s in before}
     names_after = {s.name for s in after}
     moved = (names_before ^ names_after)
-    elsewhere = exporters(spatch, tree, moved, set(touched), use_git, jobs)
+    elsewhere = exporters(spatch, tree, moved, set(touched), use_git, jobs, cache, memo)
     diff = ExportDiff(added=sorted(names_after - names_before - elsewhere),
                       removed=sorted(names_before - names_after - elsewhere))
     old: dict[tuple, list[ExportSite]] = defaultdict(list)

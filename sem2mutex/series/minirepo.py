@@ -42,10 +42,15 @@ class MiniRepo:
     def commit(self, subject: str, body: str, files: list[str] | None = None) -> bool:
         """Commit FILES (default: every change); False if there was nothing."""
         self.git("add", "-A", "--", *(files or ["."]))
-        if not self.git("diff", "--cached", "--name-only").strip():
+        # git commit refuses an empty commit: one git less than asking first
+        done = git(self.path, "commit", "-q", "-F", "-", check=False,
+                   input_text=f"{subject}\n\n{body}\n", identity=split_identity(self.identity))
+        if done.returncode == 0:
+            return True
+        if "nothing to commit" in done.stdout + done.stderr or \
+                "nothing added to commit" in done.stdout + done.stderr:
             return False
-        self.git("commit", "-q", "-F", "-", input_text=f"{subject}\n\n{body}\n")
-        return True
+        raise SeriesError(f"git commit failed: {done.stderr.strip() or done.stdout.strip()}")
 
 
 def split_identity(identity: str) -> tuple[str, str]:

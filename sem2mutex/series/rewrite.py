@@ -48,12 +48,13 @@ from sem2mutex.series.alignment import Realignment, realign
 from sem2mutex.series.includes import (AFTER, BEFORE, DROP, IncludeLine, IncludePlan,
                                        in_shared_header, plan_include)
 from sem2mutex.tools.api import COUNTING_NAMES, api_table
-from sem2mutex.tools.grep import files_matching, files_with_words
+from sem2mutex.tools.grep import GrepMemo, files_matching, files_with_words
 from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS
 from sem2mutex.tools.lexer import directives
 from sem2mutex.tools.fs import replace_file, unshare
 from sem2mutex.tools.linediff import changed_blocks
-from sem2mutex.tools.spatch import ParseError, SpatchRun, run_rules
+from sem2mutex.tools.cache import ResultCache
+from sem2mutex.tools.spatch import ParseError, SpatchRun, run_rules, version
 
 __all__ = ["COUNTING", "MUTEX", "Edit", "RewritePlan", "RewriteResult", "apply_rewrite",
            "plan_rewrite"]
@@ -197,9 +198,9 @@ class RewriteResult:
 
 def run_spatch(spatch: Path, cocci: list[Path], virtuals: list[str], files: list[Path],
                jobs: int, env: dict[str, str] | None = None,
-               in_place: bool = False) -> SpatchRun:
+               in_place: bool = False, cache: ResultCache | None = None) -> SpatchRun:
     try:
-        return run_rules(spatch, cocci, virtuals, files, jobs, env, in_place)
+        return run_rules(spatch, cocci, virtuals, files, jobs, env, in_place, cache=cache)
     except SpatchError as err:
         raise RewriteError(str(err)) from None
 
@@ -269,8 +270,10 @@ class TreeState:
 STATE_KINDS = ("call", "argument", "declaration", "define", "include", "type")
 
 
-def read_state(tree: Path, files: list[str], spatch: Path, jobs: int) -> TreeState:
-    run = run_spatch(spatch, STATE_COCCI, ["report"], [tree / f for f in files], jobs)
+def read_state(tree: Path, files: list[str], spatch: Path, jobs: int,
+               cache: ResultCache | None = None) -> TreeState:
+    run = run_spatch(spatch, STATE_COCCI, ["report"], [tree / f for f in files], jobs,
+                     cache=cache)
     return tree_state(tree, files, run)
 
 
@@ -417,7 +420,8 @@ class TransformRun:
 
 
 def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
-              jobs: int, scratch: Path, report_before: bool = False) -> TransformRun:
+              jobs: int, scratch: Path, report_before: bool = False,
+              cache: ResultCache | None = None) -> TransformRun:
     """Run the transform rules until every pending edit is done or stuck.
 
     With REPORT_BEFORE, the first run puts rewrite_state.cocci before the
@@ -457,7 +461,8 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
         run = run_spatch(spatch, (STATE_COCCI if reading else []) + TRANSFORM_COCCI,
                          ["report", "patch"] if reading else ["patch"],
                          [tree / f for f in todo], jobs,
-                         env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True)
+                         env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True,
+                         cache=cache)
         touched = {e: r["rule"] for r in run.records if r["kind"] == "rewrote"
                    for e in now_at.get((os.path.relpath(r["file"], tree), r["line"], r["op"]), [])}
         if reading:
@@ -477,7 +482,7 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
                 last[f] = data
         if not remaining:
             break
-        state = read_state(tree, sorted({e.file for e in remaining}), spatch, jobs)
+        state = read_state(tree, sorted({e.file for e in remaining}), spatch, jobs, cache)
         for f, messages in state.parse_errors.items():
             errors.setdefault(f, messages)
         left = [e for e in remaining if not is_rewritten(plan.moved(e), state.files[e.file])]
@@ -543,12 +548,21 @@ def next_to_rules(headers: list[str]) -> list[str]:
     return copies
 
 
-def include_lines(spatch: Path, tree: Path, files: list[str], jobs: int
+def include_lines(spatch: Path, tree: Path, files: list[str], jobs: int,
+                  cache: ResultCache | None = None
                   ) -> dict[str, list[IncludeLine]]:
     """Each file's #include lines, from Coccinelle's lexer."""
     def one(f: str) -> list[IncludeLine]:
-        return [IncludeLine(d.line, d.argument) for d in directives(spatch, tree, f)
-                if d.keyword == "include"]
+        key = cache.key("include-lines", version(spatch), (tree / f).read_bytes()) \
+            if cache else ""
+        kept = cache.get("include-lines", key) if cache else None
+        if isinstance(kept, list):
+            return [IncludeLine(*k) for k in kept]
+        found = [IncludeLine(d.line, d.argument) for d in directives(spatch, tree, f)
+                 if d.keyword == "include"]
+        if cache:
+            cache.put("include-lines", key, [[i.line, i.header] for i in found])
+        return found
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return dict(zip(files, pool.map(one, files)))
 
@@ -567,15 +581,16 @@ def include_path(header: str) -> str | None:
     return "/".join(parts[parts.index("include") + 1:]) if "include" in parts else None
 
 
-def includer_candidates(header: str, root: Path, jobs: int) -> list[str]:
+def includer_candidates(header: str, root: Path, jobs: int,
+                        memo: GrepMemo | None = None) -> list[str]:
     """Files of ROOT that may include HEADER: next to it for a driver's
     header, anywhere for a shared one (a grep prefilter either way)."""
     if in_shared_header(header):
         path = include_path(header)
         pattern = ("#[[:space:]]*include[[:space:]]*[<\"]" + path.replace(".", "\\.")
                    + "[>\"]")
-        return sorted(files_matching(root, pattern, False, jobs, skip=NON_KERNEL_TOP_DIRS)
-                      - {header})
+        return sorted(files_matching(root, pattern, False, jobs, skip=NON_KERNEL_TOP_DIRS,
+                                     memo=memo) - {header})
     directory = os.path.dirname(header)
     if not (root / directory).is_dir():
         return []
@@ -585,7 +600,8 @@ def includer_candidates(header: str, root: Path, jobs: int) -> list[str]:
 
 
 def includers_relying_on(headers: list[str], tree: Path, source: Path, spatch: Path,
-                         jobs: int) -> dict[str, list[str]]:
+                         jobs: int, cache: ResultCache | None = None,
+                         memo: GrepMemo | None = None) -> dict[str, list[str]]:
     """For each of HEADERS, the files that include it and name a semaphore
     without including <linux/semaphore.h> themselves: they may get it
     through the header.  A driver's header is looked for in its directory,
@@ -597,7 +613,7 @@ def includers_relying_on(headers: list[str], tree: Path, source: Path, spatch: P
     for h in headers:
         found = set(includer_candidates(h, tree, jobs))
         if source != tree:
-            found |= set(includer_candidates(h, source, jobs))
+            found |= set(includer_candidates(h, source, jobs, memo))
         mentions[h] = found
     everyone = sorted(set().union(*mentions.values())) if mentions else []
     relying: set[str] = set()
@@ -606,14 +622,15 @@ def includers_relying_on(headers: list[str], tree: Path, source: Path, spatch: P
                 and (root == tree or not (tree / f).is_file())]
         users = files_with_words(root, mine, SEMAPHORE_WORDS)
         if users:
-            state = read_state(root, users, spatch, jobs).files
+            state = read_state(root, users, spatch, jobs, cache).files
             relying |= {f for f in users if state[f].uses(SEMAPHORE_SPELLINGS)
                         and state[f].header_line("semaphore") is None}
     return {h: sorted(mentions[h] & relying) for h in headers}
 
 
 def semaphore_h_keep_reasons(files: list[str], state: TreeState, tree: Path, source: Path,
-                             spatch: Path, jobs: int) -> dict[str, str]:
+                             spatch: Path, jobs: int, cache: ResultCache | None = None,
+                             memo: GrepMemo | None = None) -> dict[str, str]:
     """Why each of FILES must keep its <linux/semaphore.h>; "" when it may go."""
     reasons = {}
     headers = []
@@ -627,7 +644,8 @@ def semaphore_h_keep_reasons(files: list[str], state: TreeState, tree: Path, sou
             reasons[f] = ""
             if f.endswith(".h"):
                 headers.append(f)
-    for f, relying in includers_relying_on(headers, tree, source, spatch, jobs).items():
+    for f, relying in includers_relying_on(headers, tree, source, spatch, jobs,
+                                           cache, memo).items():
         if relying:
             reasons[f] = (f"{', '.join(relying[:3])}{' ...' if len(relying) > 3 else ''} "
                           f"{'uses' if len(relying) == 1 else 'use'} a semaphore and may get "
@@ -662,7 +680,9 @@ def realign_declarations(tree: Path, work: RewritePlan, outcomes: dict[Edit, Edi
 
 def update_includes(tree: Path, source: Path, work: RewritePlan, files: set[str],
                     mutex_files: set[str], state: TreeState, spatch: Path, jobs: int,
-                    scratch: Path) -> tuple[list[IncludeOutcome], dict[str, bytes]]:
+                    scratch: Path, cache: ResultCache | None = None,
+                    memo: GrepMemo | None = None
+                    ) -> tuple[list[IncludeOutcome], dict[str, bytes]]:
     """Drop, replace and add includes in FILES (series/includes.py decides);
     returns the outcomes (lines not yet confirmed) and the files' bytes
     before, for those it changed."""
@@ -672,10 +692,10 @@ def update_includes(tree: Path, source: Path, work: RewritePlan, files: set[str]
         st = state.files.get(f, FileState())
         if st.header_line("semaphore") or (f in mutex_files and not st.mutex_header_line()):
             needs_names.append(f)
-    names = include_lines(spatch, tree, needs_names, jobs)
+    names = include_lines(spatch, tree, needs_names, jobs, cache)
     keeps = semaphore_h_keep_reasons(
         [f for f in sorted(files) if state.files.get(f, FileState()).header_line("semaphore")],
-        state, tree, source, spatch, jobs)
+        state, tree, source, spatch, jobs, cache, memo)
     for f in sorted(files):
         st = state.files.get(f, FileState())
         keep = keeps.get(f, "")
@@ -702,7 +722,8 @@ def update_includes(tree: Path, source: Path, work: RewritePlan, files: set[str]
         plan_file = write_plan_file(scratch, tree, [], [(f, line, where)
                                                         for f, line, where, _ in entries])
         run_spatch(spatch, [program], ["patch"], [tree / f for f in todo], jobs,
-                   env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True)
+                   env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True,
+                   cache=cache)
         for f in todo:
             data = (tree / f).read_bytes()
             if data != originals[f]:
@@ -731,13 +752,14 @@ def update_includes(tree: Path, source: Path, work: RewritePlan, files: set[str]
 
 def confirm(tree: Path, work: RewritePlan, includes: list[IncludeOutcome],
             realigned: list[tuple[Edit, Realignment]], changed: set[str], spatch: Path,
-            jobs: int) -> tuple[list[IncludeOutcome], list[Realignment], list[str]]:
+            jobs: int, cache: ResultCache | None = None
+            ) -> tuple[list[IncludeOutcome], list[Realignment], list[str]]:
     """Re-read the files the include and alignment steps changed with
     spatch: every realigned name where alignment.py put it, <linux/mutex.h>
     where it was added, <linux/semaphore.h> gone where it was dropped."""
     if not changed:
         return includes, [r for _, r in realigned], []
-    state = read_state(tree, sorted(changed), spatch, jobs).files
+    state = read_state(tree, sorted(changed), spatch, jobs, cache).files
     problems, final_includes, final_realigned = [], [], []
     for e, r in realigned:
         line = work.moved(e).line
@@ -773,7 +795,9 @@ def record_demotions(plan: RewritePlan, work: RewritePlan) -> None:
 
 def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
                   instance_ids: set[str] | None = None,
-                  source: Path | None = None) -> RewriteResult:
+                  source: Path | None = None,
+                  cache: ResultCache | None = None,
+                  memo: GrepMemo | None = None) -> RewriteResult:
     """Rewrite TREE in place (a scratch copy the caller owns) as PLAN says.
 
     Only the instances in INSTANCE_IDS when given.  Every planned position
@@ -804,7 +828,7 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
         # work is undone and redone from what the files held.
         first: TransformRun | None = transform(
             tree, work, [e for e in work.edits if e.file in present], spatch, jobs, scratch,
-            report_before=True)
+            report_before=True, cache=cache)
         before = first.before or TreeState({}, {})
         # as the files were before it: the plan's lines have moved since
         status = first.initial
@@ -820,7 +844,7 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
                 work = demote(work, failed)
                 continue
             pending = [e for e, o in status.items() if o is None]
-            run = first or transform(tree, work, pending, spatch, jobs, scratch)
+            run = first or transform(tree, work, pending, spatch, jobs, scratch, cache=cache)
             first = None
             for f, messages in run.parse_errors.items():
                 errors.setdefault(f, messages)
@@ -843,15 +867,15 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
                    if f in mutex_files or f not in before.files
                    or before.files[f].header_line("semaphore")}
         before_finish = {f: (tree / f).read_bytes() for f in touched}
-        state = read_state(tree, sorted(touched), spatch, jobs) if touched \
+        state = read_state(tree, sorted(touched), spatch, jobs, cache) if touched \
             else TreeState({}, {})
         realigned = realign_declarations(tree, work, outcomes, moved_before, pristine,
                                          before, state)
         includes, _ = update_includes(tree, source, work, touched, mutex_files, state,
-                                      spatch, jobs, scratch)
+                                      spatch, jobs, scratch, cache, memo)
         changed = {f for f in touched if (tree / f).read_bytes() != before_finish[f]}
         includes, realigned_now, unconfirmed = confirm(tree, work, includes, realigned,
-                                                       changed, spatch, jobs)
+                                                       changed, spatch, jobs, cache)
     files_changed = set(run.originals) | changed
     by_instance: dict[str, list[EditOutcome]] = defaultdict(list)
     for e, o in outcomes.items():  # at their lines once the includes are in

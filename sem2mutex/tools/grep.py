@@ -14,14 +14,18 @@ with the most subdirectories (drivers/ first) started first.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from sem2mutex.errors import GrepError
+from sem2mutex.tools.cache import ResultCache
 from sem2mutex.tools.git import git
+from sem2mutex.tools.snapshot import TreeSnapshot
 
 SOURCE_GLOBS = ("--include=*.c", "--include=*.h")
 
@@ -41,11 +45,32 @@ def top_level_entries(tree: Path) -> list[str]:
     return [e.name for e in sorted(entries, key=lambda e: (-weight(e), e.name))]
 
 
+@dataclass(frozen=True)
+class GrepMemo:
+    """Where grep's answers are kept (CACHE), and what the tree is now
+    (SNAPSHOT): a unit of the tree whose files did not change since the
+    answer was kept is not grepped again."""
+
+    cache: ResultCache
+    snapshot: TreeSnapshot
+
+    def answer(self, label: str, args: list, files: list[str], compute) -> list:
+        key = self.cache.key("grep", label, json.dumps(args), self.snapshot.digest_of(files))
+        kept = self.cache.get("grep", key)
+        if isinstance(kept, list):
+            return kept
+        found = compute()
+        self.cache.put("grep", key, found)
+        return found
+
+
 def grep_sources(tree: Path, options: list[str], jobs: int,
-                 skip: tuple[str, ...] = ()) -> list[str]:
+                 skip: tuple[str, ...] = (), memo: GrepMemo | None = None) -> list[str]:
     """The output lines of `grep -r OPTIONS` over TREE's .c and .h files,
     with paths relative to TREE.  OPTIONS must hold the patterns (-e ...).
-    SKIP names top-level directories the caller would drop anyway."""
+    SKIP names top-level directories the caller would drop anyway.  With
+    MEMO, each unit of the tree whose files did not change is answered
+    from the cache."""
     def one(entry: str) -> list[str]:
         # -H: a top-level file is grep's only operand, and would print unnamed
         done = subprocess.run(["grep", "-r", "-H", "-I", *SOURCE_GLOBS, *options, "--", entry],
@@ -55,13 +80,26 @@ def grep_sources(tree: Path, options: list[str], jobs: int,
             raise GrepError(f"grep failed in {tree}/{entry}: {last}")
         return done.stdout.splitlines()
 
+    if memo is not None and memo.cache.root is not None:
+        units = {u: d for u, d in memo.snapshot.units.items() if u.split("/")[0] not in skip}
+
+        def unit(name: str) -> list[str]:
+            key = memo.cache.key("grep-unit", json.dumps(options), name, units[name])
+            kept = memo.cache.get("grep-unit", key)
+            if isinstance(kept, list):
+                return kept
+            found = one(name)
+            memo.cache.put("grep-unit", key, found)
+            return found
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            return [line for lines in pool.map(unit, sorted(units)) for line in lines]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return [line for lines in pool.map(one, [e for e in top_level_entries(tree)
                                                         if e not in skip]) for line in lines]
 
 
 def files_matching(tree: Path, pattern: str, use_git: bool, jobs: int,
-                   skip: tuple[str, ...] = ()) -> set[str]:
+                   skip: tuple[str, ...] = (), memo: GrepMemo | None = None) -> set[str]:
     """Tree-relative .c/.h files whose text matches the ERE PATTERN.
 
     A git checkout is searched with git grep, its untracked and ignored
@@ -72,17 +110,18 @@ def files_matching(tree: Path, pattern: str, use_git: bool, jobs: int,
                    "-e", pattern, "--", "*.c", "*.h", check=False)
         if done.returncode in (0, 1):
             return {f for f in done.stdout.split() if not f.startswith(tuple(s + "/" for s in skip))}
-    return set(grep_sources(tree, ["-l", "-E", "-e", pattern], jobs, skip=skip))
+    return set(grep_sources(tree, ["-l", "-E", "-e", pattern], jobs, skip=skip, memo=memo))
 
 
 def files_mentioning(tree: Path, names: set[str], jobs: int,
-                     skip: tuple[str, ...] = ()) -> dict[str, set[str]]:
+                     skip: tuple[str, ...] = (), memo: GrepMemo | None = None
+                     ) -> dict[str, set[str]]:
     """name -> files whose text has NAME as a word."""
     if not names:
         return {}
     found: dict[str, set[str]] = defaultdict(set)
     for line in grep_sources(tree, ["-o", "-w", *[a for n in sorted(names) for a in ("-e", n)]],
-                             jobs, skip=skip):
+                             jobs, skip=skip, memo=memo):
         path, _, word = line.rpartition(":")
         found[word].add(path)
     return found
@@ -105,12 +144,13 @@ def files_with_words(root: Path, files: list[str], words: list[str]) -> list[str
 INCLUDE_DIRECTIVE = r'^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"][^>"]+[>"]'
 
 
-def include_directives(tree: Path, jobs: int, skip: tuple[str, ...] = ()
-                       ) -> dict[str, list[str]]:
+def include_directives(tree: Path, jobs: int, skip: tuple[str, ...] = (),
+                       memo: GrepMemo | None = None) -> dict[str, list[str]]:
     """file -> the #include directives of TREE's .c and .h files, as
     written (`#include <linux/fs.h>`), in file order."""
     found: dict[str, list[str]] = defaultdict(list)
-    for line in grep_sources(tree, ["-o", "-E", "-e", INCLUDE_DIRECTIVE], jobs, skip=skip):
+    for line in grep_sources(tree, ["-o", "-E", "-e", INCLUDE_DIRECTIVE], jobs, skip=skip,
+                             memo=memo):
         path, sep, directive = line.partition(":#")
         if sep:
             found[path].append("#" + directive)
@@ -121,11 +161,15 @@ def include_directives(tree: Path, jobs: int, skip: tuple[str, ...] = ()
 
 
 def files_with_patterns(root: Path, files: list[str], patterns: list[str],
-                        chunk: int = 400) -> set[str]:
+                        chunk: int = 400, memo: GrepMemo | None = None) -> set[str]:
     """Those of FILES whose text matches one of the EREs PATTERNS."""
     found: set[str] = set()
     if not files or not patterns:
         return found
+    if memo is not None and memo.cache.root is not None:
+        return set(memo.answer("files_with_patterns", patterns, files,
+                               lambda: sorted(files_with_patterns(root, files, patterns,
+                                                                  chunk))))
     options = [a for p in patterns for a in ("-e", p)]
     for start in range(0, len(files), chunk):
         done = subprocess.run(["grep", "-l", "-E", *options, "--", *files[start:start + chunk]],
@@ -137,11 +181,19 @@ def files_with_patterns(root: Path, files: list[str], patterns: list[str],
 
 
 def word_lines(root: Path, files: list[str], words: set[str],
-               chunk: int = 400) -> dict[str, dict[str, set[int]]]:
+               chunk: int = 400, memo: GrepMemo | None = None
+               ) -> dict[str, dict[str, set[int]]]:
     """file -> word -> the lines of FILES where WORDS occur as words."""
     found: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
     if not files or not words:
         return {}
+    if memo is not None and memo.cache.root is not None:
+        kept = memo.answer("word_lines", sorted(words), files, lambda: [
+            [f, w, sorted(lines)] for f, ws in word_lines(root, files, words, chunk).items()
+            for w, lines in ws.items()])
+        for f, w, lines in kept:
+            found[f][w].update(lines)
+        return {f: dict(ws) for f, ws in found.items()}
     options = [a for w in sorted(words) for a in ("-e", w)]
     for start in range(0, len(files), chunk):
         done = subprocess.run(["grep", "-H", "-n", "-o", "-w", *options, "--",

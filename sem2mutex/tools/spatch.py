@@ -12,6 +12,7 @@ to `git grep` on its own, which skips untracked files.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -85,8 +86,9 @@ def launch(spatch: Path, args: list[str], cwd: Path,
                           stdin=subprocess.DEVNULL, check=False)
 
 
+@functools.cache
 def version(spatch: Path) -> str:
-    """spatch's first --version line: part of every cache key."""
+    """spatch's first --version line: part of every cache key (asked once)."""
     lines = launch(spatch, ["--version"], Path("/")).stdout.splitlines()
     return lines[0] if lines else ""
 
@@ -313,19 +315,107 @@ class SpatchRun:
 
 def run_rules(spatch: Path, cocci: list[Path], virtuals: list[str], files: list[Path],
               jobs: int, env: dict[str, str] | None = None, in_place: bool = False,
-              flags: list[str] | None = None) -> SpatchRun:
+              flags: list[str] | None = None,
+              cache: ResultCache | None = None) -> SpatchRun:
     """Run rule files as one program on explicit files, one file per group,
     from a neutral cwd.
 
     A neutral directory keeps a kernel tree's .cocciconfig (--use-gitgrep)
     out, --no-scanner stops spatch choosing files itself, and one group per
     file keeps one file's trouble out of another's.
+
+    With CACHE, what spatch did to each file (its records, parse errors and,
+    in place, the file it left) is kept under a hash of the program, the
+    file's content and the entries of a JSON plan in ENV that name the file
+    (the rewrite plan): a rerun after a reviewer's verdict rewrites only the
+    files whose plan changed.
     """
     if not files:
         return SpatchRun([], {})
+    program_text = combine_rules(cocci)
+    if cache is None or cache.root is None:
+        return run_rule_program(spatch, program_text, cocci, virtuals, files, jobs, env,
+                                in_place, flags)
+    common = [program_text, json.dumps([virtuals, flags, in_place]), version(spatch),
+              MACRO_FILE.read_text()]
+    plans = plan_files(env)
+    keys = {f: cache.key(*common, per_file_environment(env, plans, f), f.read_bytes())
+            for f in files}
+    kept = {f: cache.get("rules", keys[f]) for f in files}
+    todo = [f for f in files if kept[f] is None]
+    fresh = run_rule_program(spatch, program_text, cocci, virtuals, todo, jobs, env,
+                             in_place, flags) if todo else SpatchRun([], {})
+    records: list[dict] = []
+    errors: dict[str, list[ParseError]] = {}
+    for f in files:
+        if kept[f] is None:
+            mine = [r for r in fresh.records if r.get("file") == str(f)]
+            entry = {"records": [{**r, "file": PLACEHOLDER} for r in mine],
+                     "errors": [[e.message, e.first_line, e.last_line]
+                                for e in fresh.parse_errors.get(str(f), [])],
+                     "after": f.read_text(errors="surrogateescape") if in_place else None}
+            cache.put("rules", keys[f], entry)
+            records += mine
+            if str(f) in fresh.parse_errors:
+                errors[str(f)] = fresh.parse_errors[str(f)]
+            continue
+        entry = kept[f]
+        records += [{**r, "file": str(f)} for r in entry["records"]]
+        if entry["errors"]:
+            errors[str(f)] = [ParseError(*e) for e in entry["errors"]]
+        if in_place and entry["after"] is not None:
+            after = entry["after"].encode(errors="surrogateescape")
+            if f.read_bytes() != after:
+                f.write_bytes(after)
+    return SpatchRun(records, errors, fresh.stdout)
+
+
+# Where a file's own path stands in a kept record.
+PLACEHOLDER = "\0file"
+
+
+def plan_files(env: dict[str, str] | None) -> dict[str, dict]:
+    """The JSON files ENV names (the rewrite plan), read once."""
+    found = {}
+    for name, value in (env or {}).items():
+        if value.endswith(".json") and Path(value).is_file():
+            found[name] = json.loads(Path(value).read_text())
+    return found
+
+
+def per_file_environment(env: dict[str, str] | None, plans: dict[str, dict],
+                         f: Path) -> str:
+    """ENV as it matters to F: the other variables as they are, and of each
+    JSON plan the entries naming F (their path left out)."""
+    shown = {}
+    for name, value in sorted((env or {}).items()):
+        plan = plans.get(name)
+        if plan is None:
+            shown[name] = value
+            continue
+        shown[name] = {k: ([entry_without_file(e) for e in v if names_file_or_none(e, f)]
+                           if isinstance(v, list) else v)
+                       for k, v in sorted(plan.items())}
+    return json.dumps(shown, sort_keys=True)
+
+
+def names_file_or_none(entry, f: Path) -> bool:
+    """Whether a plan ENTRY matters to F: it names F, or names no file."""
+    return not isinstance(entry, dict) or entry.get("file", str(f)) == str(f)
+
+
+def entry_without_file(entry):
+    if not isinstance(entry, dict):
+        return entry
+    return {k: v for k, v in entry.items() if k != "file"}
+
+
+def run_rule_program(spatch: Path, program_text: str, cocci: list[Path], virtuals: list[str],
+                     files: list[Path], jobs: int, env: dict[str, str] | None,
+                     in_place: bool, flags: list[str] | None) -> SpatchRun:
     with tempfile.TemporaryDirectory(prefix="sem2mutex-rules-") as neutral:
         program = Path(neutral) / "rules.cocci"
-        program.write_text(combine_rules(cocci))
+        program.write_text(program_text)
         groups = Path(neutral) / "groups"
         groups.write_text("".join(f"{f}\n\n" for f in files))
         args = [*(RULE_FLAGS if flags is None else flags),
