@@ -19,6 +19,7 @@ from sem2mutex.audit.pipeline import AnalysisRequest, analyse
 from sem2mutex.audit.decisions import load_verdicts
 from sem2mutex.audit.intake import open_tree
 from sem2mutex.tools.spatch import find_spatch
+from sem2mutex.tools.cache import ResultCache
 from sem2mutex.tools.linediff import changed_blocks
 from sem2mutex.model import Init, Instance, Location, Reason, SemClass, Site, Verdict
 from sem2mutex.progress import Progress
@@ -508,15 +509,15 @@ def test_plan_demotes_a_mutex_sharing_a_line_with_a_semaphore():
 
 def test_plan_line_shifts_map_both_ways():
     plan = plan_rewrite([])
-    plan.record_changes("f.c", b"a\nb\nc\nd\n", b"a\nb1\nb2\nc\nd\n")
+    plan.record_changes("f.c", changed_blocks(b"a\nb\nc\nd\n", b"a\nb1\nb2\nc\nd\n"))
     assert plan.line_shifts == {"f.c": [(2, 1)]}
     assert [plan.current_line("f.c", n) for n in (1, 2, 3, 4)] == [1, 2, 4, 5]
     assert plan.audit_line("f.c", 4) == 3
-    plan.record_changes("f.c", b"a\nb1\nb2\nc\nd\n", b"i\na\nb1\nb2\nc\nd\n")
+    plan.record_changes("f.c", changed_blocks(b"a\nb1\nb2\nc\nd\n", b"i\na\nb1\nb2\nc\nd\n"))
     assert [plan.current_line("f.c", n) for n in (1, 2, 3, 4)] == [2, 3, 5, 6]
 
 
-def test_changed_blocks_are_minimal_and_rebuild_the_new_file():
+def test_changed_blocks_are_minimal_and_rebuild_the_new_file(tmp_path):
     old = [f"line {n}" for n in range(1, 2001)] + ["}", "", "}", ""] * 500
     new = list(old)
     new[10:11] = ["line 11 broken", "  over two lines"]   # replace, grows
@@ -533,6 +534,10 @@ def test_changed_blocks_are_minimal_and_rebuild_the_new_file():
         at = b.old_end
     assert rebuilt + old[at:] == new
     assert changed_blocks(before, before) == []
+    cache = ResultCache(tmp_path / "cache")
+    assert changed_blocks(before, after, cache) == blocks      # computed, then kept
+    assert list((tmp_path / "cache" / "linediff").rglob("*.json"))
+    assert changed_blocks(before, after, cache) == blocks      # read back
 
 
 # ------------------------------------------------------------ real tree

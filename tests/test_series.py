@@ -235,6 +235,8 @@ def test_rerun_from_the_cache_equals_a_cold_run(small_tree, tmp_path):
                 "--decisions", str(decisions), "--no-cache")
     done = same_outputs(cold, warm)
     assert done.returncode == 0, done.stdout
+    # the verdict changed nothing before the verdicts: one audit kept
+    assert len(list((tmp_path / "cache" / "results" / "examined").rglob("*.pickle"))) == 1
     assert "A Reviewer" in "".join(p.read_text() for p in patches_of(warm))
     assert not same_outputs(tmp_path / "first", warm).returncode == 0
 
@@ -246,6 +248,7 @@ def test_rerun_from_the_cache_equals_a_cold_run(small_tree, tmp_path):
     for name, extra in (("edited-warm", []), ("edited-cold", ["--no-cache"])):
         run_convert(str(edited), "-q", "-o", str(tmp_path / name), "--identity", IDENTITY,
                     "--decisions", str(decisions), *extra, env=env)
+    assert len(list((tmp_path / "cache" / "results" / "examined").rglob("*.pickle"))) == 2
     done = same_outputs(tmp_path / "edited-cold", tmp_path / "edited-warm")
     assert done.returncode == 0, done.stdout
     assert "/* edited */" in "".join(p.read_text() for p in patches_of(tmp_path / "edited-warm"))

@@ -1,6 +1,7 @@
 """The analysis half of the pipeline: tree -> facts -> instances -> classes."""
 from __future__ import annotations
 
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -11,12 +12,15 @@ from sem2mutex.audit.contexts import add_address_taken, build_context_map
 from sem2mutex.audit.decisions import VerdictApplier
 from sem2mutex.audit.facts import FactCollector, add_context_records
 from sem2mutex.audit.intake import candidate_files, include_graph
-from sem2mutex.model import Audit, FactSet, KernelTree, SemClass, Verdict
+from sem2mutex.model import (Audit, FactSet, Instance, KernelTree, OtherTypeCall, ParseFailure,
+                             SemClass, Verdict)
+from sem2mutex.paths import COCCI_DIR
 from sem2mutex.progress import Progress
 from sem2mutex.audit.resolve import Resolved, build_instances
-from sem2mutex.tools.cache import ResultCache, no_cache
+from sem2mutex.tools.cache import ResultCache, code_digest, no_cache
 from sem2mutex.tools.grep import GrepMemo
 from sem2mutex.tools.spatch import SpatchRunner
+from sem2mutex.tools.spatch import version as spatch_version
 from sem2mutex.audit.mentions import MentionCheck
 from sem2mutex.tools.lexer import Lexer
 from sem2mutex.audit.visibility import Visibility
@@ -24,6 +28,7 @@ from sem2mutex.audit.wrappers import WrapperAnalysis, count_one
 
 
 TYPE_ROUNDS = 2
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # sem2mutex/
 
 
 @dataclass
@@ -37,8 +42,50 @@ class AnalysisRequest:
     memo: GrepMemo | None = None  # the tree's snapshot: greps of unchanged units kept
 
 
+@dataclass
+class Examined:
+    """The audit before the reviewer's verdicts: all a verdict cannot change."""
+
+    instances: list[Instance]
+    parse_failures: list[ParseFailure]
+    other_type_calls: list[OtherTypeCall]
+    files_scanned: int
+
+
 def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
     started = time.monotonic()
+    key = examined_key(req)
+    examined = req.cache.get_object("examined", key) if key else None
+    if isinstance(examined, Examined):
+        progress.step("the tree's C files, the rules and sem2mutex are as at a run before: "
+                      "its audit, before verdicts, is taken from the cache")
+    else:
+        examined = examine(req, progress)
+        if key:
+            req.cache.put_object("examined", key, examined)
+    stale = VerdictApplier(req.verdicts).apply(examined.instances)
+    for s in stale:
+        progress.warn(f"stale verdict for {s.verdict.instance}: {s.why}")
+    return Audit(tree=req.tree, scope=req.dirs, instances=examined.instances,
+                 parse_failures=examined.parse_failures, stale_verdicts=stale,
+                 other_type_calls=examined.other_type_calls,
+                 files_scanned=examined.files_scanned, seconds=time.monotonic() - started,
+                 timings=progress.timings())
+
+
+def examined_key(req: AnalysisRequest) -> str | None:
+    """What the audit before verdicts depends on: every C file of the tree
+    (by size and time, as the snapshot has them), the scope, sem2mutex's
+    code and rules, and spatch; None without a cache and a snapshot."""
+    if req.cache.root is None or req.memo is None:
+        return None
+    snapshot = req.memo.snapshot
+    return req.cache.key(str(req.tree.path), snapshot.digest_of(list(snapshot.files)),
+                         json.dumps(req.dirs), code_digest(PACKAGE_DIR, COCCI_DIR),
+                         spatch_version(req.spatch))
+
+
+def examine(req: AnalysisRequest, progress: Progress) -> Examined:
     with progress.stage("prefilter (grep)"):
         files = candidate_files(req.tree, req.dirs, req.jobs, req.memo)
     progress.step(f"{len(files.declaring)} files may declare, {len(files.calling)} may call "
@@ -73,16 +120,10 @@ def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
         candidates = [i for i in instances if i.sem_class is SemClass.MUTEX]
         MentionCheck(lexer, req.memo).run(candidates)
         classify_all(candidates, contexts)
-    stale = VerdictApplier(req.verdicts).apply(instances)
-    for s in stale:
-        progress.warn(f"stale verdict for {s.verdict.instance}: {s.why}")
     progress.spent_on("spatch", runner.seconds_by_file)
     progress.spent_on("lexer", lexer.seconds_by_file)
-    return Audit(tree=req.tree, scope=req.dirs, instances=instances,
-                 parse_failures=facts.parse_failures, stale_verdicts=stale,
-                 other_type_calls=resolved.other_type_calls,
-                 files_scanned=facts.files_scanned, seconds=time.monotonic() - started,
-                 timings=progress.timings())
+    return Examined(instances, facts.parse_failures, resolved.other_type_calls,
+                    facts.files_scanned)
 
 
 def resolve_with_types(collector: FactCollector, facts: FactSet,

@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
 from sem2mutex.model import Instance, Location, SemClass
-from sem2mutex.tools.linediff import changed_blocks
+from sem2mutex.tools.linediff import Block
 from sem2mutex.tools.api import COUNTING_NAMES, MUTEX_CALLS, MUTEX_INITIALISERS
 
 MUTEX = "mutex"
@@ -106,10 +106,10 @@ class RewritePlan:
         """EDIT at its line in the tree as it is now."""
         return replace(edit, line=self.current_line(edit.file, edit.line))
 
-    def record_changes(self, file: str, before: bytes, after: bytes) -> None:
-        """Record the lines that moved when FILE went from BEFORE to AFTER."""
+    def record_changes(self, file: str, blocks: list[Block]) -> None:
+        """Record the lines that moved when FILE changed by BLOCKS."""
         found = []
-        for b in changed_blocks(before, after):
+        for b in blocks:
             grown = (b.new_end - b.new_start) - (b.old_end - b.old_start)
             if grown:  # lines below the changed block (old_start, old_end] moved
                 found.append((self.audit_line(file, b.old_end), grown))

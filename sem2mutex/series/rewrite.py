@@ -379,8 +379,8 @@ def same_but_whitespace(old: list[str], new: list[str]) -> bool:
     return "".join("".join(old).split()) == "".join("".join(new).split())
 
 
-def unplanned_lines(file: str, before: bytes, after: bytes, planned: set[int]
-                    ) -> list[Location]:
+def unplanned_lines(file: str, before: bytes, after: bytes, planned: set[int],
+                    cache: ResultCache | None = None) -> list[Location]:
     """Changed blocks of FILE that hold no planned line (numbered as now).
 
     A block that only changed in whitespace is spatch re-aligning the
@@ -388,7 +388,7 @@ def unplanned_lines(file: str, before: bytes, after: bytes, planned: set[int]
     """
     old, new = split_lines(before), split_lines(after)
     found = []
-    for b in changed_blocks(before, after):
+    for b in changed_blocks(before, after, cache):
         if planned & set(range(b.new_start + 1, b.new_end + 1)):
             continue
         if not same_but_whitespace(old[b.old_start:b.old_end], new[b.new_start:b.new_end]):
@@ -478,7 +478,7 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
         for f in todo:
             data = (tree / f).read_bytes()
             if data != last[f]:
-                plan.record_changes(f, last[f], data)
+                plan.record_changes(f, changed_blocks(last[f], data, cache))
                 last[f] = data
         if not remaining:
             break
@@ -501,7 +501,7 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
     unplanned = []
     for f, data in changed.items():
         planned = {plan.current_line(f, e.line) for e in pending if e.file == f}
-        unplanned += unplanned_lines(f, data, last[f], planned)
+        unplanned += unplanned_lines(f, data, last[f], planned, cache)
     return TransformRun(outcomes, changed, shifts_before, unplanned, errors,
                         before, status, strayed)
 
@@ -727,7 +727,7 @@ def update_includes(tree: Path, source: Path, work: RewritePlan, files: set[str]
         for f in todo:
             data = (tree / f).read_bytes()
             if data != originals[f]:
-                work.record_changes(f, originals[f], data)
+                work.record_changes(f, changed_blocks(originals[f], data, cache))
     outcomes = []
     for f, ip in plans.items():
         st = state.files.get(f, FileState())

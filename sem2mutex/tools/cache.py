@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,11 +58,34 @@ class ResultCache:
         except OSError:
             pass  # a full or read-only cache only costs the next run time
 
+    def get_object(self, namespace: str, key: str) -> Any | None:
+        """A Python object put_object() kept (sem2mutex's own records, in
+        the user's own cache directory), or None."""
+        if self.root is None:
+            return None
+        try:
+            return pickle.loads(self._object_path(namespace, key).read_bytes())
+        except Exception:  # noqa: BLE001 - a stale or torn entry is recomputed
+            return None
+
+    def put_object(self, namespace: str, key: str, value: Any) -> None:
+        if self.root is None:
+            return
+        try:
+            write_atomic(self._object_path(namespace, key),
+                         pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError:
+            pass
+
+    def _object_path(self, namespace: str, key: str) -> Path:
+        assert self.root is not None
+        return self.root / namespace / key[:2] / f"{key[2:]}.pickle"
+
     def size(self) -> int:
         """Bytes held, for the benchmark's report."""
         if self.root is None or not self.root.is_dir():
             return 0
-        return sum(f.stat().st_size for f in self.root.rglob("*.json"))
+        return sum(f.stat().st_size for f in self.root.rglob("*") if f.is_file())
 
 
 def file_digest(path: Path) -> str:
@@ -69,8 +93,20 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def code_digest(*roots: Path) -> str:
+    """A hash of every file under ROOTS: what sem2mutex's own results
+    depend on besides their inputs."""
+    h = hashlib.sha256()
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.is_file()
+                           and "__pycache__" not in p.parts):
+            h.update(f"{path.relative_to(root.parent)}\0".encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def no_cache() -> ResultCache:
     return ResultCache(None)
 
 
-__all__ = ["ResultCache", "file_digest", "no_cache"]
+__all__ = ["ResultCache", "code_digest", "file_digest", "no_cache"]

@@ -44,6 +44,16 @@ def git(repo: Path, *args: str, check: bool = True, input_text: str | None = Non
     return done
 
 
+def fast_import(repo: Path, stream: bytes, identity: tuple[str, str] = DEFAULT_IDENTITY
+                ) -> None:
+    """Feed STREAM to `git fast-import` in REPO: many commits, one git."""
+    done = subprocess.run(["git", "fast-import", "--quiet"], cwd=repo,
+                          env=isolated_env(identity), input=stream, capture_output=True)
+    if done.returncode != 0:
+        raise GitError(f"git fast-import failed in {repo}: "
+                       f"{done.stderr.decode(errors='replace').strip()[:2000]}")
+
+
 def hash_objects(repo: Path, paths: list[str]) -> list[str]:
     """git hash-object of PATHS (relative to REPO), in order."""
     done = subprocess.run(["git", "hash-object", "--stdin-paths"], cwd=repo,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sem2mutex.errors import DiffError
+from sem2mutex.tools.cache import ResultCache
 
 # One line per changed block: the old file's lines (e, l] became the new
 # file's lines (E, L]; e == l for an insertion, E == L for a deletion.
@@ -32,10 +33,25 @@ class Block:
     new_end: int
 
 
-def changed_blocks(before: bytes, after: bytes) -> list[Block]:
-    """The blocks of lines that differ between BEFORE and AFTER, in order."""
+def changed_blocks(before: bytes, after: bytes, cache: ResultCache | None = None
+                   ) -> list[Block]:
+    """The blocks of lines that differ between BEFORE and AFTER, in order
+    (kept in CACHE: a rerun of the series diffs the same files again)."""
     if before == after:
         return []
+    if cache is None or cache.root is None:
+        return diff_blocks(before, after)
+    key = cache.key(GROUP_FORMAT, before, after)
+    kept = cache.get("linediff", key)
+    if isinstance(kept, list):
+        return [Block(*b) for b in kept]
+    blocks = diff_blocks(before, after)
+    cache.put("linediff", key, [[b.old_start, b.old_end, b.new_start, b.new_end]
+                                for b in blocks])
+    return blocks
+
+
+def diff_blocks(before: bytes, after: bytes) -> list[Block]:
     with tempfile.TemporaryDirectory(prefix="sem2mutex-diff-") as tmp:
         old, new = Path(tmp) / "old", Path(tmp) / "new"
         old.write_bytes(before)
