@@ -130,6 +130,19 @@ def test_release_by_another_task(context, code):
     assert cls is SemClass.AMBIGUOUS and code in codes
 
 
+def test_one_reason_per_code_however_many_sites_show_it():
+    # airo.c: twenty up()s reached from one kthread made twenty
+    # kthread-release entries; a reviewer reads one, with every location
+    sites = [site("down", "submit"), site("up", "worker", 30, paired=False),
+             site("up", "worker", 34, paired=False)]
+    inst = instance([init(1)], sites)
+    cls, codes = classify(inst, in_context("kthread", "worker", ("worker",)))
+    assert cls is SemClass.AMBIGUOUS
+    assert codes.count("kthread-release") == 1 and len(codes) == len(set(codes))
+    (reason,) = [r for r in inst.reasons if r.code == "kthread-release"]
+    assert {30, 34} <= {l.line for l in reason.locations}
+
+
 def test_taken_and_released_in_different_callbacks():
     contexts = ContextMap()
     contexts.by_function[(F, "open")].append(

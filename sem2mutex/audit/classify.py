@@ -96,7 +96,7 @@ class Classifier:
             return count_class, count_reasons + blocking
         if count_class is not SemClass.MUTEX:
             return (SemClass.AMBIGUOUS if hard else count_class), count_reasons + hard
-        obstacles = blocking + self.mutex_obstacles(inst)
+        obstacles = merge_by_code(blocking + self.mutex_obstacles(inst))
         if obstacles:
             return SemClass.AMBIGUOUS, obstacles
         return SemClass.MUTEX, count_reasons + self.mutex_evidence(inst)
