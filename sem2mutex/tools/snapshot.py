@@ -31,27 +31,26 @@ class TreeSnapshot:
     @classmethod
     def take(cls, tree: Path, skip: tuple[str, ...] = ()) -> "TreeSnapshot":
         files: dict[str, tuple[int, int]] = {}
-        for top in sorted(os.listdir(tree)):
-            if top in skip or top.startswith("."):
+        # os.scandir: the entry's type comes with the listing, so only the
+        # .c/.h files cost a stat (os.walk plus islink took 1.2 s on 6.1)
+        stack = [(str(tree), "")]
+        while stack:
+            path, rel = stack.pop()
+            try:
+                entries = list(os.scandir(path))
+            except OSError:
                 continue
-            path = tree / top
-            if path.is_symlink():
-                continue
-            if path.is_file():
-                if top.endswith(SOURCE_SUFFIXES):
-                    st = path.stat()
-                    files[top] = (st.st_size, st.st_mtime_ns)
-                continue
-            for dirpath, dirnames, filenames in os.walk(path):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-                rel_dir = os.path.relpath(dirpath, tree)
-                for name in filenames:
-                    if name.endswith(SOURCE_SUFFIXES):
-                        full = os.path.join(dirpath, name)
-                        if os.path.islink(full):
-                            continue
-                        st = os.stat(full)
-                        files[f"{rel_dir}/{name}"] = (st.st_size, st.st_mtime_ns)
+            for entry in entries:
+                name = entry.name
+                if name.startswith(".") or entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if rel or name not in skip:
+                        stack.append((entry.path, f"{rel}{name}/"))
+                elif name.endswith(SOURCE_SUFFIXES):
+                    st = entry.stat(follow_symlinks=False)
+                    files[f"{rel}{name}"] = (st.st_size, st.st_mtime_ns)
+        files = dict(sorted(files.items()))
         return cls(tree, files, grep_units(files))
 
     def digest_of(self, files: list[str]) -> str:

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Cold speed (issue 12): the default tree's audit plus series and the
+# 2.6.x audit (SEM2MUTEX_TREE_2_6), each with an empty cache, the median of
+# RUNS runs (default 3); then one facts rule run by hand with
+# `spatch --dir` on the same tree, and the ratio.  HAND=0 skips the hand
+# run (it takes about six minutes on 2 cores).  Prints figures; asserts
+# nothing.
+#
+#   SEM2MUTEX_TREE_2_6=/path/to/linux-2.6.11 benchmarks/cold.sh
+set -eu
+cd "$(dirname "$0")/.."
+runs=${RUNS:-3}
+tree=${XDG_CACHE_HOME:-$HOME/.cache}/sem2mutex/linux-source-6.1
+[ -n "${SEM2MUTEX_CACHE:-}" ] && tree=$SEM2MUTEX_CACHE/linux-source-6.1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+identity="sem2mutex bench <bench@sem2mutex.invalid>"
+
+seconds() {  # COMMAND... ; prints its wall time
+	start=$(date +%s.%N)
+	"$@" >/dev/null 2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
+	end=$(date +%s.%N)
+	echo "$end - $start" | bc
+}
+
+cold_run() {  # ARGS... ; convert.py with a cache of its own, emptied first
+	rm -rf "$work/cache" "$work/out"
+	SEM2MUTEX_CACHE="$work/cache" ./convert.py -q -o "$work/out" --identity "$identity" "$@"
+}
+
+median() {
+	/usr/bin/python3 -c 'import statistics, sys; t = [float(x) for x in sys.argv[1:]]; print(f"{statistics.median(t):.1f} s (runs: {", ".join(f"{x:.1f}" for x in t)})")' "$@"
+}
+
+by_hand() {  # TREE ; one facts rule over the whole tree, as a user would run it
+	spatch --python /usr/bin/python3 --sp-file cocci/facts/calls.cocci -D report \
+		--dir "$1" -j "$(nproc)" --no-includes --include-headers --very-quiet
+}
+
+report() {  # LABEL TREE ARGS...
+	label=$1 t=$2; shift 2
+	times=""
+	i=0
+	while [ "$i" -lt "$runs" ]; do
+		times="$times $(seconds cold_run "$t" "$@")"
+		i=$((i + 1))
+	done
+	med=$(median $times)
+	echo "$label: $med on $(nproc) CPUs"
+	if [ "${HAND:-1}" != 0 ]; then
+		hand=$(seconds by_hand "$t")
+		ratio=$(echo "scale=2; $hand / ${med%% *}" | bc)
+		echo "  one rule by hand (spatch --dir, cocci/facts/calls.cocci): $hand s; ratio $ratio"
+	fi
+}
+
+report "Linux 6.1, audit + series, cold" "$tree"
+if [ -n "${SEM2MUTEX_TREE_2_6:-}" ]; then
+	report "Linux 2.6.x, audit, cold" "$SEM2MUTEX_TREE_2_6" --analyze-only
+else
+	echo "SEM2MUTEX_TREE_2_6 is not set: the 2.6.x audit is skipped"
+fi
