@@ -94,7 +94,8 @@ def test_refusals_and_overrides_in_the_audit(tmp_path):
     decisions = verdict_file(tmp_path, entry(napi), entry(irq, override=True), entry(trylock))
     done = run_convert(str(FIXTURE_TREE), "--analyze-only", "-q", "-o", str(tmp_path / "o"),
                        "--decisions", str(decisions))
-    assert f"stale verdict for {napi}: {REFUSED}" in done.stderr
+    assert f"verdict for {napi} {REFUSED}:" in done.stderr
+    assert "stale verdict" not in done.stderr
     audit = load_json(tmp_path / "o" / "audit.json")
     stale = {s["instance"]: s["why"] for s in audit["stale_verdicts"]}
     assert list(stale) == [napi] and "softirq-context (drivers/fixture/more.c:" in stale[napi]
@@ -102,4 +103,6 @@ def test_refusals_and_overrides_in_the_audit(tmp_path):
     assert classes[napi] == ("ambiguous", None)
     assert classes[irq][0] == "mutex" and classes[irq][1]["classified_as"] == "ambiguous"
     assert classes[trylock][0] == "mutex" and classes[trylock][1]["reviewer"] == ADA
-    assert REFUSED in (tmp_path / "o" / "audit.md").read_text()
+    report = (tmp_path / "o" / "audit.md").read_text()
+    assert "## Refused reviewer verdicts" in report and "## Stale reviewer verdicts" not in report
+    assert f"`{napi}`" in report.split("## Refused reviewer verdicts")[1].split("##")[0]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sem2mutex.audit.classify import classify_all
 from sem2mutex.audit.contexts import add_address_taken, build_context_map
-from sem2mutex.audit.decisions import VerdictApplier
+from sem2mutex.audit.decisions import REFUSED, VerdictApplier
 from sem2mutex.audit.facts import FactCollector, add_context_records
 from sem2mutex.audit.intake import candidate_files, include_graph
 from sem2mutex.model import (Audit, FactSet, Instance, KernelTree, OtherTypeCall, ParseFailure,
@@ -65,7 +65,10 @@ def analyse(req: AnalysisRequest, progress: Progress) -> Audit:
             req.cache.put_object("examined", key, examined)
     stale = VerdictApplier(req.verdicts).apply(examined.instances)
     for s in stale:
-        progress.warn(f"stale verdict for {s.verdict.instance}: {s.why}")
+        if s.why.startswith(REFUSED):
+            progress.warn(f"verdict for {s.verdict.instance} {s.why}")
+        else:
+            progress.warn(f"stale verdict for {s.verdict.instance}: {s.why}")
     return Audit(tree=req.tree, scope=req.dirs, instances=examined.instances,
                  parse_failures=examined.parse_failures, stale_verdicts=stale,
                  other_type_calls=examined.other_type_calls,

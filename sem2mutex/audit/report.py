@@ -11,6 +11,7 @@ from pathlib import Path
 from sem2mutex.tools.fs import write_json_atomic, write_text_atomic
 from sem2mutex.audit.classify import ambiguity, merge_by_code
 from sem2mutex.tools.maintainers import Maintainers
+from sem2mutex.audit.decisions import REFUSED
 from sem2mutex.model import Audit, Instance, Reason, SemClass
 
 SCHEMA_VERSION = 1
@@ -149,11 +150,15 @@ def audit_markdown(audit: Audit, maintainers: Maintainers) -> str:
             out += [f"| ambiguous: doubtful code | {kinds.get('doubtful', 0)} |",
                     f"| ambiguous: not all uses seen | {kinds.get('unseen', 0)} |"]
     out += [f"| **total** | {len(audit.instances)} |", ""]
-    if audit.stale_verdicts:
-        out += ["## Stale reviewer verdicts", ""]
-        out += [f"- `{s.verdict.instance}` ({s.verdict.sem_class.value}, "
-                f"{s.verdict.reviewer}): {s.why}" for s in audit.stale_verdicts]
-        out.append("")
+    refused = [s for s in audit.stale_verdicts if s.why.startswith(REFUSED)]
+    stale = [s for s in audit.stale_verdicts if not s.why.startswith(REFUSED)]
+    for title, verdicts in (("Refused reviewer verdicts", refused),
+                            ("Stale reviewer verdicts", stale)):
+        if verdicts:
+            out += [f"## {title}", ""]
+            out += [f"- `{s.verdict.instance}` ({s.verdict.sem_class.value}, "
+                    f"{s.verdict.reviewer}): {s.why}" for s in verdicts]
+            out.append("")
     for kind, title, intro in AMBIGUITY_SECTIONS:
         members = [i for i in audit.instances if ambiguity(i) == kind]
         out += ambiguous_section(title, intro, members, maintainers)
