@@ -32,6 +32,12 @@ def member_rec(base, end, fld, arrow=True):
             "arrow": arrow}
 
 
+def pointer_member(ptr_type, name, fld):
+    """The argument tree of `&NAME->FLD`, NAME a local of type PTR_TYPE."""
+    return tree(typed((1, 7, 1, 10), ptr_type), ident((1, 7, 1, 10), name),
+                member_rec((1, 7, 1, 10), (1, 20), fld), arg=(1, 6, 1, 20))
+
+
 def typed(at, type_text):
     return {"kind": "acc_type", "at": list(at), "type": type_text}
 
@@ -93,24 +99,21 @@ def test_an_accessors_result_and_a_typedef_on_the_way():
 
 
 def test_a_member_that_is_not_a_semaphore_is_said_so():
-    t = tree(typed((1, 7, 1, 10), "struct mm *"), ident((1, 7, 1, 10), "mm"),
-             member_rec((1, 7, 1, 10), (1, 20), "mmap_sem"), arg=(1, 6, 1, 20))
+    t = pointer_member("struct mm *", "mm", "mmap_sem")
     index = index_with(member("struct mm", "mmap_sem", "struct rw_semaphore"))
     (d,) = t.denote(index, by_address=True)
     assert d.kind == "other-type" and "rw_semaphore" in d.why
 
 
 def test_an_unknown_struct_is_unknown_not_guessed():
-    t = tree(typed((1, 7, 1, 10), "struct nowhere *"), ident((1, 7, 1, 10), "p"),
-             member_rec((1, 7, 1, 10), (1, 16), "lock"), arg=(1, 6, 1, 16))
+    t = pointer_member("struct nowhere *", "p", "lock")
     (d,) = t.denote(index_with(), by_address=True)
     assert d.kind == "unknown" and d.untyped_field == "lock"
     assert "no definition of struct nowhere" in d.why
 
 
 def test_definitions_that_disagree_leave_it_unknown():
-    t = tree(typed((1, 7, 1, 10), "struct twin *"), ident((1, 7, 1, 10), "p"),
-             member_rec((1, 7, 1, 10), (1, 16), "lock"), arg=(1, 6, 1, 16))
+    t = pointer_member("struct twin *", "p", "lock")
     index = index_with(member("struct twin", "lock", "struct semaphore", "include/a.h"),
                        member("struct twin", "lock", "spinlock_t", "include/b.h"))
     (d,) = t.denote(index, by_address=True)
@@ -182,8 +185,7 @@ def test_parse_directive():
 
 def test_a_struct_named_by_its_typedef_and_a_pointer_typedef():
     # typedef struct st { ... } st_t;  typedef st_t *st_p;  down(&p->sem), p an st_p
-    t = tree(typed((1, 7, 1, 8), "st_p"), ident((1, 7, 1, 8), "p"),
-             member_rec((1, 7, 1, 8), (1, 13), "sem"), arg=(1, 6, 1, 13))
+    t = pointer_member("st_p", "p", "sem")
     index = index_with(member("st_t", "sem", "struct semaphore"),
                        {"kind": "typedef", "file": "include/x/x.h", "line": 1, "name": "st_t",
                         "type": "struct st {  struct semaphore sem ; }"},
@@ -194,8 +196,7 @@ def test_a_struct_named_by_its_typedef_and_a_pointer_typedef():
 
 
 def test_a_member_no_definition_has_is_code_never_compiled():
-    t = tree(typed((1, 7, 1, 10), "struct gs *"), ident((1, 7, 1, 10), "p"),
-             member_rec((1, 7, 1, 10), (1, 20), "gone_sem"), arg=(1, 6, 1, 20))
+    t = pointer_member("struct gs *", "p", "gone_sem")
     index = index_with(member("struct gs", "kept", "int"))
     (d,) = t.denote(index, by_address=True)
     assert d.kind == "other-type" and "never compiled" in d.why
