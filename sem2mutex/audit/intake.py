@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sem2mutex.errors import BadInput, BadOption, GrepError, MissingTool, NotAKernelTree
@@ -23,6 +23,7 @@ from sem2mutex.paths import DEBIAN_SOURCE_DIRNAME, DEBIAN_SOURCE_TARBALL, CacheL
 from sem2mutex.audit.visibility import HeaderPaths, IncludeGraph
 from sem2mutex.tools.grep import GrepMemo, files_matching, files_mentioning, include_directives
 from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS, is_kernel_source
+from sem2mutex.tools.lexer import Lexer, Token
 
 
 DECL_TOKENS = r"struct[[:space:]]+semaphore|DEFINE_SEMAPHORE|DECLARE_MUTEX|__SEMAPHORE_INITIALIZER"
@@ -103,6 +104,9 @@ class CandidateFiles:
 
     declaring: list[str]  # may declare a semaphore (needed tree-wide for headers)
     calling: list[str]  # may call the API
+    # of those, the files whose every mention may be inside a string or a
+    # character literal ("link not up (%s)"): Coccinelle's lexer decides
+    in_literals_only: list[str] = field(default_factory=list)
 
 
 def _grep(tree: Path, pattern: str, use_git: bool, jobs: int,
@@ -144,30 +148,47 @@ def mentions_outside_comments(tree: Path, batch: list[str], patterns: list[re.Pa
     parts = done.stdout.split(FILE_MARK)[1:] if done.returncode == 0 else []
     if len(parts) != len(batch):
         if len(batch) == 1:
-            return {batch[0]: [True] * len(patterns)}
+            return {batch[0]: [True] * 2 * len(patterns)}
         half = len(batch) // 2  # find the file gcc stumbles on
         return {**mentions_outside_comments(tree, batch[:half], patterns),
                 **mentions_outside_comments(tree, batch[half:], patterns)}
-    return {rel: [bool(p.search(part)) for p in patterns] for rel, part in zip(batch, parts)}
+    return {rel: mention_flags(part, patterns) for rel, part in zip(batch, parts)}
+
+
+# A string or character literal, once gcc removed the comments.  It only
+# picks the files to ask Coccinelle's lexer about (in_literals_only); the
+# lexer, not this pattern, decides that a file does not use the API.
+LITERAL = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+
+
+def mention_flags(text: str, patterns: list[re.Pattern]) -> list[bool]:
+    """For each of PATTERNS: found in TEXT, then found outside its literals."""
+    found = [bool(p.search(text)) for p in patterns]
+    if not any(found):
+        return found + found
+    code = LITERAL.sub('""', text)
+    return found + [bool(p.search(code)) for p in patterns]
 
 
 def split_by_mentions(tree: Path, files: set[str], memo: GrepMemo | None = None
-                      ) -> tuple[set[str], set[str]]:
-    """(declaring, calling) among FILES, ignoring mentions in comments;
-    with MEMO, a file that did not change since the last run is not read."""
+                      ) -> tuple[set[str], set[str], set[str]]:
+    """(declaring, calling, in literals only) among FILES, ignoring
+    mentions in comments; with MEMO, a file that did not change since the
+    last run is not read."""
     patterns = [re.compile(grep_to_python(DECL_TOKENS)), re.compile(grep_to_python(CALL_TOKENS))]
     ordered = sorted(files)
     found: dict[str, list[bool]] = {}
     keys: dict[str, str] = {}
     if memo is not None and memo.cache.root is not None:
         for f in ordered:
-            keys[f] = memo.cache.key("mentions", f, memo.snapshot.digest_of([f]))
+            keys[f] = memo.cache.key("mentions", "and in code", f,
+                                     memo.snapshot.digest_of([f]))
             kept = memo.cache.get("mentions", keys[f])
-            if isinstance(kept, list):
+            if isinstance(kept, list) and len(kept) == 4:
                 found[f] = kept
     todo = [f for f in ordered if f not in found]
     if shutil.which("gcc") is None:
-        found.update({f: [True, True] for f in todo})
+        found.update({f: [True] * 4 for f in todo})
     else:
         batches = [todo[i:i + FILES_PER_GCC] for i in range(0, len(todo), FILES_PER_GCC)]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
@@ -177,7 +198,8 @@ def split_by_mentions(tree: Path, files: set[str], memo: GrepMemo | None = None
                 for f, flags in part.items():
                     if f in keys:
                         memo.cache.put("mentions", keys[f], flags)
-    return ({f for f in ordered if found[f][0]}, {f for f in ordered if found[f][1]})
+    return ({f for f in ordered if found[f][0]}, {f for f in ordered if found[f][1]},
+            {f for f in ordered if any(found[f][:2]) and not any(found[f][2:])})
 
 
 def grep_to_python(ere: str) -> str:
@@ -188,12 +210,51 @@ def candidate_files(tree: KernelTree, dirs: list[str], jobs: int = 2,
                     memo: GrepMemo | None = None) -> CandidateFiles:
     mentioning = {f for f in _grep(tree.path, f"{DECL_TOKENS}|{CALL_TOKENS}", tree.is_git, jobs,
                                    memo) if is_kernel_source(f)}
-    declaring, calling = split_by_mentions(tree.path, mentioning, memo)
+    declaring, calling, in_literals = split_by_mentions(tree.path, mentioning, memo)
     # Headers are read tree-wide so a scoped run still resolves struct
     # fields declared outside the scope.
     declaring = {f for f in declaring if in_scope(f, dirs) or f.endswith(".h")}
     calling = {f for f in calling if in_scope(f, dirs)}
-    return CandidateFiles(declaring=sorted(declaring), calling=sorted(calling))
+    return CandidateFiles(declaring=sorted(declaring), calling=sorted(calling),
+                          in_literals_only=sorted(in_literals & (declaring | calling)))
+
+
+# What makes a file worth parsing, as Coccinelle's lexer sees it: the
+# tokens DECL_TOKENS and CALL_TOKENS look for in the text.
+DECLARING_IDENTIFIERS = frozenset({"semaphore", "DEFINE_SEMAPHORE", "DECLARE_MUTEX",
+                                   "__SEMAPHORE_INITIALIZER"})
+CALLED_IDENTIFIERS = frozenset({"sema_init", "init_MUTEX", "init_MUTEX_LOCKED", "down",
+                                "down_interruptible", "down_killable", "down_trylock",
+                                "down_timeout", "up"})
+
+
+def uses_in_code(tokens: list[Token]) -> tuple[bool, bool]:
+    """(may declare, may call) from a file's tokens: string and character
+    literals and comments are not tokens of their own in the lexer's list,
+    so a "link up (%s)" message counts for nothing.  A call name counts
+    when the next listed token is "(" (the list leaves out operators and
+    numbers, so this errs on the side of keeping the file)."""
+    declares = any(t.identifier and t.text in DECLARING_IDENTIFIERS for t in tokens)
+    calls = any(t.identifier and t.text in CALLED_IDENTIFIERS and nxt.text == "("
+                for t, nxt in zip(tokens, tokens[1:]))
+    return declares, calls
+
+
+def drop_literal_mentions(files: CandidateFiles, lexer: Lexer) -> CandidateFiles:
+    """FILES without those whose every mention of the API the lexer finds
+    inside a literal (hfi1's chip.c: 460 KB parsed for "link not up (%s)")."""
+    if not files.in_literals_only:
+        return files
+    tokens = lexer.tokens_of(files.in_literals_only)
+    declaring, calling = set(files.declaring), set(files.calling)
+    for f, toks in tokens.items():
+        declares, calls = uses_in_code(toks)
+        if not declares:
+            declaring.discard(f)
+        if not calls:
+            calling.discard(f)
+    return replace(files, declaring=sorted(declaring), calling=sorted(calling),
+                   in_literals_only=[])
 
 
 def normalise_dirs(tree: Path, dirs: list[str]) -> list[str]:

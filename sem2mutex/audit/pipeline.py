@@ -11,7 +11,7 @@ from sem2mutex.audit.classify import classify_all
 from sem2mutex.audit.contexts import add_address_taken, build_context_map
 from sem2mutex.audit.decisions import REFUSED, VerdictApplier
 from sem2mutex.audit.facts import FactCollector, add_context_records
-from sem2mutex.audit.intake import candidate_files, include_graph
+from sem2mutex.audit.intake import candidate_files, drop_literal_mentions, include_graph
 from sem2mutex.model import (Audit, FactSet, Instance, KernelTree, OtherTypeCall, ParseFailure,
                              SemClass, Verdict)
 from sem2mutex.paths import COCCI_DIR
@@ -89,12 +89,20 @@ def examined_key(req: AnalysisRequest) -> str | None:
 
 
 def examine(req: AnalysisRequest, progress: Progress) -> Examined:
+    lexer = Lexer(req.spatch, req.tree.path, req.jobs, cache=req.cache)
     with progress.stage("prefilter (grep)"):
         files = candidate_files(req.tree, req.dirs, req.jobs, req.memo)
+    if files.in_literals_only:
+        with progress.stage("prefilter (lexer: mentions in string literals)"):
+            literal_only = len(files.in_literals_only)
+            before = set(files.declaring) | set(files.calling)
+            files = drop_literal_mentions(files, lexer)
+            dropped = len(before - set(files.declaring) - set(files.calling))
+        progress.step(f"{dropped} of the {literal_only} files that name the API only in "
+                      "string literals, as the lexer reads them, are not parsed")
     progress.step(f"{len(files.declaring)} files may declare, {len(files.calling)} may call "
                   "the semaphore API")
     runner = SpatchRunner(req.spatch, req.tree.path, req.jobs, progress, cache=req.cache)
-    lexer = Lexer(req.spatch, req.tree.path, req.jobs, cache=req.cache)
     collector = FactCollector(runner, lexer, req.memo)
     # grep and a directory walk: I/O that overlaps spatch's parsing
     with ThreadPoolExecutor(max_workers=1) as background:

@@ -163,7 +163,9 @@ class TypeIndex:
         own = [d for d in decls if d.file == from_file]
         if own:
             return own
-        return [d for d in decls if self.visibility.sees(from_file, d.file)]
+        # a struct's members all come from a few files: ask once per file
+        seen = {f: self.visibility.sees(from_file, f) for f in {d.file for d in decls}}
+        return [d for d in decls if seen[d.file]]
 
     def canonical(self, ctype: CType, from_file: str) -> CType | None:
         """CTYPE with its typedefs replaced; None when a typedef on the way

@@ -41,12 +41,15 @@ class Wrappers:
     files: tuple[str, ...]  # files where the wrappers are defined
 
 
-def find_wrappers(inst: Instance, facts: FactSet, contexts: ContextMap) -> Wrappers | None:
+def find_wrappers(inst: Instance, defined: set[tuple[str, str]],
+                  contexts: ContextMap) -> Wrappers | None:
+    """INST's lock and unlock wrappers: functions of DEFINED ((file, name)
+    of every function the facts saw defined) that only take, or only
+    release, the semaphore."""
     ops_by_function: dict[tuple[str, str], list[Site]] = defaultdict(list)
     for site in inst.sites:
         if site.macro is None and site.via_wrapper is None and site.via_helper is None:
             ops_by_function[(site.location.file, site.function)].append(site)
-    defined = {(f.file, f.name) for f in facts.functions}
     locks, unlocks, files = [], [], set()
     for (file, fn), sites in ops_by_function.items():
         if (file, fn) not in defined:
@@ -106,8 +109,9 @@ class WrapperAnalysis:
             scanned: set[str]) -> list[dict]:
         """Add wrapper-call sites to INSTANCES; return the context records
         spatch reported for the wrappers' callers."""
+        defined = {(f.file, f.name) for f in facts.functions}
         found = [w for inst in instances if inst.kind not in PSEUDO_KINDS and count_one(inst)
-                 for w in [find_wrappers(inst, facts, contexts)] if w]
+                 for w in [find_wrappers(inst, defined, contexts)] if w]
         if not found:
             return []
         static = {(f.file, f.name) for f in facts.functions if f.static}

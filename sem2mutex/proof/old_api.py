@@ -80,7 +80,7 @@ def find_old_api_left(repo: Path, spatch: Path, progress: Progress) -> tuple[lis
     cached = cache.get("blobs", {}) if cache.get("key") == key else {}
     unknown = [rel for rel in candidates if blobs.get(rel) not in cached]
     # Files whose only mention of up( or down( is in a comment: no call.
-    _, calling = split_by_mentions(repo, set(unknown)) if unknown else (set(), set())
+    _, calling, _ = split_by_mentions(repo, set(unknown)) if unknown else (set(), set(), set())
     to_parse = sorted(calling)
     progress.step(f"verify: old-API check: {len(candidates)} files mention down()/up(), "
                   f"{len(candidates) - len(unknown)} known from the last run, "
