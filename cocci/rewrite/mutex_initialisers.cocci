@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/// Initialise the semaphores that sem2mutex turns into struct mutex as
-/// mutexes: sema_init(&x, 1) becomes mutex_init(&x), and the static
-/// initialiser __SEMAPHORE_INITIALIZER(x, 1) becomes __MUTEX_INITIALIZER(x).
-/// Only a literal count of 1 is rewritten: anything else is not a mutex.
+/// Initialise statically the semaphores that sem2mutex turns into struct
+/// mutex as mutexes: __SEMAPHORE_INITIALIZER(x, 1) becomes
+/// __MUTEX_INITIALIZER(x) (sema_init(&x, 1) is a call, rewritten with the
+/// other calls by api_calls.cocci).  Only a literal count of 1 is
+/// rewritten: anything else is not a mutex.
 ///
 /// Only the calls listed in the rewrite plan are changed: the plan is a JSON
 /// file named by $SEM2MUTEX_REWRITE_PLAN, written by sem2mutex from its
@@ -43,19 +44,6 @@ def rewrote_initialiser(rule, p, op):
 	print(json.dumps({"kind": "rewrote", "rule": rule, "op": op,
 			  "to": "mutex", "file": p[0].file,
 			  "line": int(p[0].line)}), flush=True)
-
-@sema_init_one depends on patch@
-expression E;
-position p : script:python() { planned_initialiser(p, "sema_init") };
-@@
-- sema_init@p(E, 1)
-+ mutex_init(E)
-
-@script:python depends on sema_init_one@
-E << sema_init_one.E;
-p << sema_init_one.p;
-@@
-rewrote_initialiser("sema_init_one", p, "sema_init")
 
 @static_initializer depends on patch@
 expression X;

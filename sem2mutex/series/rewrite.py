@@ -63,14 +63,12 @@ REWRITE_DIR = COCCI_DIR / "rewrite"
 TRANSFORM_COCCI = [
     REWRITE_DIR / "mutex_declarations.cocci",
     REWRITE_DIR / "mutex_initialisers.cocci",
-    REWRITE_DIR / "mutex_operations.cocci",
-    REWRITE_DIR / "mutex_trylock.cocci",
-    REWRITE_DIR / "counting_rename.cocci",
+    REWRITE_DIR / "api_calls.cocci",
 ]
 STATE_COCCI = [REWRITE_DIR / "rewrite_state.cocci"]
 
 
-# How mutex_trylock.cocci rewrote a down_trylock(), by rule name.  A bare
+# How api_calls.cocci rewrote a down_trylock(), by the name it reports.  A bare
 # down_trylock(E) used as a condition is E != 0 to spatch's isomorphisms.
 TRYLOCK_FORMS = {
     "unused_result": "down_trylock(E); -> mutex_trylock(E);",
@@ -198,9 +196,11 @@ class RewriteResult:
 
 def run_spatch(spatch: Path, cocci: list[Path], virtuals: list[str], files: list[Path],
                jobs: int, env: dict[str, str] | None = None,
-               in_place: bool = False, cache: ResultCache | None = None) -> SpatchRun:
+               in_place: bool = False, cache: ResultCache | None = None,
+               acting_on: dict[Path, str] | None = None) -> SpatchRun:
     try:
-        return run_rules(spatch, cocci, virtuals, files, jobs, env, in_place, cache=cache)
+        return run_rules(spatch, cocci, virtuals, files, jobs, env, in_place, cache=cache,
+                         acting_on=acting_on)
     except SpatchError as err:
         raise RewriteError(str(err)) from None
 
@@ -538,6 +538,12 @@ INCLUDE_TEMPLATE = REWRITE_DIR / "mutex_include_next_to.cocci"
 TEMPLATE_HEADER = "<SEM2MUTEX_ANCHOR>"
 
 
+def include_program(headers: list[str]) -> str:
+    """mutex_include.cocci with a next-to rule for each of HEADERS."""
+    return "\n\n".join([(REWRITE_DIR / "mutex_include.cocci").read_text(),
+                        *next_to_rules(headers)]) + "\n"
+
+
 def next_to_rules(headers: list[str]) -> list[str]:
     """mutex_include_next_to.cocci once per anchor header (its docstring
     says why a rule must name the header)."""
@@ -715,15 +721,17 @@ def update_includes(tree: Path, source: Path, work: RewritePlan, files: set[str]
         for f in todo:
             unshare(tree / f)
             originals[f] = (tree / f).read_bytes()
-        headers = sorted({e[3] for e in entries if e[2] in (AFTER, BEFORE)})
+        anchor = {e[0]: e[3] for e in entries if e[2] in (AFTER, BEFORE)}
         program = scratch / "mutex_include.cocci"
-        program.write_text("\n\n".join([(REWRITE_DIR / "mutex_include.cocci").read_text(),
-                                         *next_to_rules(headers)]) + "\n")
+        program.write_text(include_program(sorted(set(anchor.values()))))
         plan_file = write_plan_file(scratch, tree, [], [(f, line, where)
                                                         for f, line, where, _ in entries])
+        # a next-to rule acts only at its own header's planned line
+        acting_on = {tree / f: include_program([anchor[f]] if f in anchor else [])
+                     for f in todo}
         run_spatch(spatch, [program], ["patch"], [tree / f for f in todo], jobs,
                    env={"SEM2MUTEX_REWRITE_PLAN": str(plan_file)}, in_place=True,
-                   cache=cache)
+                   cache=cache, acting_on=acting_on)
         for f in todo:
             data = (tree / f).read_bytes()
             if data != originals[f]:

@@ -316,7 +316,8 @@ class SpatchRun:
 def run_rules(spatch: Path, cocci: list[Path], virtuals: list[str], files: list[Path],
               jobs: int, env: dict[str, str] | None = None, in_place: bool = False,
               flags: list[str] | None = None,
-              cache: ResultCache | None = None) -> SpatchRun:
+              cache: ResultCache | None = None,
+              acting_on: dict[Path, str] | None = None) -> SpatchRun:
     """Run rule files as one program on explicit files, one file per group,
     from a neutral cwd.
 
@@ -328,7 +329,10 @@ def run_rules(spatch: Path, cocci: list[Path], virtuals: list[str], files: list[
     in place, the file it left) is kept under a hash of the program, the
     file's content and the entries of a JSON plan in ENV that name the file
     (the rewrite plan): a rerun after a reviewer's verdict rewrites only the
-    files whose plan changed.
+    files whose plan changed.  ACTING_ON gives, for a file, the part of the
+    program that can act on it, to key it by instead of the whole program
+    (the include step's rules, one per anchor header: a new anchor in one
+    file must not make every other file's result stale).
     """
     if not files:
         return SpatchRun([], {})
@@ -336,10 +340,10 @@ def run_rules(spatch: Path, cocci: list[Path], virtuals: list[str], files: list[
     if cache is None or cache.root is None:
         return run_rule_program(spatch, program_text, cocci, virtuals, files, jobs, env,
                                 in_place, flags)
-    common = [program_text, json.dumps([virtuals, flags, in_place]), version(spatch),
-              MACRO_FILE.read_text()]
+    common = [json.dumps([virtuals, flags, in_place]), version(spatch), MACRO_FILE.read_text()]
     plans = plan_files(env)
-    keys = {f: cache.key(*common, per_file_environment(env, plans, f), f.read_bytes())
+    keys = {f: cache.key((acting_on or {}).get(f, program_text), *common,
+                         per_file_environment(env, plans, f), f.read_bytes())
             for f in files}
     kept = {f: cache.get("rules", keys[f]) for f in files}
     todo = [f for f in files if kept[f] is None]
