@@ -705,3 +705,34 @@ def test_real_tree_pinned_reclaim_sem_becomes_a_mutex_credited_to_its_reviewer(
     flat = " ".join(body.split())
     assert ("pinned mutex by Ada Reviewer <ada@example.org>, who wrote: \"probe, remove and "
             "reclaim all run in process context\"") in flat
+
+
+@pytest.mark.parametrize("table, old, new", [("mutex", "up", "mutex_release"),
+                                             ("counting", "down_timeout", "down_wait")])
+def test_api_calls_rule_refuses_a_table_it_does_not_spell(tmp_path, table, old, new):
+    """api_calls.cocci spells the new names in its branches (a disjunction
+    cannot take a constraint that depends on the call's name): a plan whose
+    table says otherwise stops spatch instead of writing the old names."""
+    import json
+    import subprocess
+    from sem2mutex.tools.api import api_table
+    source = tmp_path / "f.c"
+    source.write_text("void f(void)\n{\n\tup(&lock);\n}\n")
+    api = api_table()
+    api[table] = {**api[table], old: new}
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"schema": 1, "api": api, "includes": [], "edits": [
+        {"file": str(source), "line": 3, "op": "up", "to": "mutex", "name": "lock"}]}))
+    rule = REPO / "cocci" / "rewrite" / "api_calls.cocci"
+    done = subprocess.run([str(find_spatch()), "--sp-file", str(rule), "-D", "patch",
+                           str(source)], capture_output=True, text=True,
+                          env=dict(os.environ, SEM2MUTEX_REWRITE_PLAN=str(plan)))
+    assert "otherwise than the plan's table" in done.stderr
+    assert "mutex_unlock" not in done.stdout
+    # and with the table as it is, the call is rewritten
+    plan.write_text(json.dumps({"schema": 1, "api": api_table(), "includes": [], "edits": [
+        {"file": str(source), "line": 3, "op": "up", "to": "mutex", "name": "lock"}]}))
+    done = subprocess.run([str(find_spatch()), "--sp-file", str(rule), "-D", "patch",
+                           str(source)], capture_output=True, text=True,
+                          env=dict(os.environ, SEM2MUTEX_REWRITE_PLAN=str(plan)))
+    assert "+\tmutex_unlock(&lock);" in done.stdout, done.stderr[-1000:]
