@@ -736,3 +736,22 @@ def test_api_calls_rule_refuses_a_table_it_does_not_spell(tmp_path, table, old, 
                            str(source)], capture_output=True, text=True,
                           env=dict(os.environ, SEM2MUTEX_REWRITE_PLAN=str(plan)))
     assert "+\tmutex_unlock(&lock);" in done.stdout, done.stderr[-1000:]
+
+
+def test_split_after_line_keeps_every_byte():
+    from sem2mutex.series.rewrite import split_after_line
+    data = b"#include <a.h>\n#include <b.h>\r\nint x;\n\x0cint y;"
+    assert split_after_line(data, 2) == (b"#include <a.h>\n#include <b.h>\r\n",
+                                         b"int x;\n\x0cint y;")
+    assert split_after_line(data, 0) == (b"", data)
+    assert split_after_line(data, 10) == (data, b"")
+
+
+def test_last_include_line_takes_the_lexer_and_spatch_lines():
+    from sem2mutex.series.includes import IncludeLine
+    from sem2mutex.series.rewrite import FileState, last_include_line
+    state = FileState()
+    state.includes[40].add("linux")
+    assert last_include_line([IncludeLine(3, "<linux/a.h>")], state) == 40
+    assert last_include_line([IncludeLine(3, "<linux/a.h>")], None) == 3
+    assert last_include_line([], None) == 0
