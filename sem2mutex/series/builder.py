@@ -275,8 +275,12 @@ class SeriesBuilder:
                                    memo=self.req.memo)
             self.warn_unconfirmed(result)
             results.append(result)
-            self.commit_unit(repo, unit, result, None, patches)
+            # the files it says it changed, queued: one git run for all units
+            self.commit_unit(repo, unit, result, result.files_changed, patches)
             self.progress.step(f"series: converted {unit.section} ({n}/{len(units)})")
+        stray = repo.uncommitted()
+        if stray:
+            raise SeriesError(f"the rewrite changed files it did not report: {stray[:5]}")
         return results
 
     def warn_unconfirmed(self, result: RewriteResult) -> None:

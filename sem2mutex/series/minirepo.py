@@ -60,6 +60,11 @@ class MiniRepo:
         repo.remember_working_tree()
         return repo
 
+    def uncommitted(self) -> list[str]:
+        """Files whose content differs from HEAD (none once every change is
+        committed)."""
+        return [line[3:] for line in self.git("status", "--porcelain").splitlines()]
+
     def commit(self, subject: str, body: str, files: list[str] | None = None) -> bool:
         """Commit FILES (default: every change); False if there was nothing."""
         message = f"{subject}\n\n{body}\n"
@@ -118,10 +123,16 @@ class MiniRepo:
 
     def remember_working_tree(self) -> None:
         """The digests of the files as committed (right after a commit of all)."""
-        self.committed = {
-            str(p.relative_to(self.path)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in self.path.rglob("*") if p.is_file() and ".git" not in
-            p.relative_to(self.path).parts[:1]}
+        self.committed = {}
+        for top, dirs, names in os.walk(self.path):
+            if top == str(self.path):
+                dirs[:] = [d for d in dirs if d != ".git"]  # thousands of objects
+            for name in names:
+                full = os.path.join(top, name)
+                if os.path.isfile(full):
+                    with open(full, "rb") as data:
+                        self.committed[os.path.relpath(full, self.path)] = \
+                            hashlib.sha256(data.read()).hexdigest()
 
 
 def cleanup_message(message: str) -> str:
