@@ -554,17 +554,31 @@ def next_to_rules(headers: list[str]) -> list[str]:
     return copies
 
 
-def include_lines(spatch: Path, tree: Path, files: list[str], jobs: int,
-                  cache: ResultCache | None = None
+def include_lines(spatch: Path, tree: Path, files: list[str], jobs: int, scratch: Path,
+                  state: TreeState, cache: ResultCache | None = None
                   ) -> dict[str, list[IncludeLine]]:
-    """Each file's #include lines, from Coccinelle's lexer."""
+    """Each file's #include lines, from Coccinelle's lexer.
+
+    Of a file spatch parsed whole, only the lines up to the last #include
+    spatch saw are lexed (bnx2x_main.c: 1.4 s for the whole file); a file
+    with a region spatch skipped is lexed whole, since an #include may
+    hide in it."""
+    heads = scratch / "lexed-heads"
+
     def one(f: str) -> list[IncludeLine]:
-        key = cache.key("include-lines", version(spatch), (tree / f).read_bytes()) \
-            if cache else ""
+        data = (tree / f).read_bytes()
+        st = state.files.get(f)
+        root = tree
+        if f not in state.parse_errors and st is not None and st.includes:
+            data = split_after_line(data, max(st.includes))[0]
+            (heads / f).parent.mkdir(parents=True, exist_ok=True)
+            (heads / f).write_bytes(data)
+            root = heads
+        key = cache.key("include-lines", version(spatch), data) if cache else ""
         kept = cache.get("include-lines", key) if cache else None
         if isinstance(kept, list):
             return [IncludeLine(*k) for k in kept]
-        found = [IncludeLine(d.line, d.argument) for d in directives(spatch, tree, f)
+        found = [IncludeLine(d.line, d.argument) for d in directives(spatch, root, f)
                  if d.keyword == "include"]
         if cache:
             cache.put("include-lines", key, [[i.line, i.header] for i in found])
@@ -704,7 +718,7 @@ def update_includes(tree: Path, source: Path, work: RewritePlan, files: set[str]
         st = state.files.get(f, FileState())
         if st.header_line("semaphore") or (f in mutex_files and not st.mutex_header_line()):
             needs_names.append(f)
-    names = include_lines(spatch, tree, needs_names, jobs, cache)
+    names = include_lines(spatch, tree, needs_names, jobs, scratch, state, cache)
     keeps = semaphore_h_keep_reasons(
         [f for f in sorted(files) if state.files.get(f, FileState()).header_line("semaphore")],
         state, tree, source, spatch, jobs, cache, memo)
