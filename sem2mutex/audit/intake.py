@@ -26,11 +26,13 @@ from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS, is_kernel_source
 from sem2mutex.tools.lexer import Lexer, Token
 
 
-DECL_TOKENS = r"struct[[:space:]]+semaphore|DEFINE_SEMAPHORE|DECLARE_MUTEX|__SEMAPHORE_INITIALIZER"
-CALL_TOKENS = (
-    r"\b(sema_init|init_MUTEX|init_MUTEX_LOCKED|down|down_interruptible|"
-    r"down_killable|down_trylock|down_timeout|up)[[:space:]]*\("
-)
+# What makes a file worth parsing: the macros that declare a semaphore
+# (and `struct semaphore`), the calls of the API, every era's spelling.
+DECLARING_MACROS = ("DEFINE_SEMAPHORE", "DECLARE_MUTEX", "__SEMAPHORE_INITIALIZER")
+CALLED_NAMES = ("sema_init", "init_MUTEX", "init_MUTEX_LOCKED", "down", "down_interruptible",
+                "down_killable", "down_trylock", "down_timeout", "up")
+DECL_TOKENS = "struct[[:space:]]+semaphore|" + "|".join(DECLARING_MACROS)
+CALL_TOKENS = r"\b(" + "|".join(CALLED_NAMES) + r")[[:space:]]*\("
 
 
 def read_version(tree: Path) -> str:
@@ -219,13 +221,9 @@ def candidate_files(tree: KernelTree, dirs: list[str], jobs: int = 2,
                           in_literals_only=sorted(in_literals & (declaring | calling)))
 
 
-# What makes a file worth parsing, as Coccinelle's lexer sees it: the
-# tokens DECL_TOKENS and CALL_TOKENS look for in the text.
-DECLARING_IDENTIFIERS = frozenset({"semaphore", "DEFINE_SEMAPHORE", "DECLARE_MUTEX",
-                                   "__SEMAPHORE_INITIALIZER"})
-CALLED_IDENTIFIERS = frozenset({"sema_init", "init_MUTEX", "init_MUTEX_LOCKED", "down",
-                                "down_interruptible", "down_killable", "down_trylock",
-                                "down_timeout", "up"})
+# The same, as identifier tokens of Coccinelle's lexer.
+DECLARING_IDENTIFIERS = frozenset({"semaphore", *DECLARING_MACROS})
+CALLED_IDENTIFIERS = frozenset(CALLED_NAMES)
 
 
 def uses_in_code(tokens: list[Token]) -> tuple[bool, bool]:

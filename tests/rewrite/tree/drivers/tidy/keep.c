@@ -19,3 +19,17 @@ int keep_use(struct keep_dev *dev)
 	up(&dev->lock);
 	return 0;
 }
+
+int keep_wait(struct keep_dev *dev)
+{
+	if (down_killable(&keep_pool))
+		return 1;
+	if (down_interruptible(&keep_pool)) {
+		up(&keep_pool);
+		return 1;
+	}
+	dev->count += 2;
+	up(&keep_pool);
+	up(&keep_pool);
+	return 0;
+}
