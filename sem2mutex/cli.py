@@ -243,22 +243,24 @@ def audit_and_series(args: argparse.Namespace, plan: Plan, progress: Progress) -
             memo = GrepMemo(cache, TreeSnapshot.take(plan.tree.path, skip=NON_KERNEL_TOP_DIRS))
     audit = analyse(AnalysisRequest(plan.tree, plan.spatch, plan.dirs, plan.verdicts, args.jobs,
                                     cache, memo), progress)
-    written = write_reports(audit, args.outdir, Maintainers.load(plan.tree.path))
+    maintainers = Maintainers.load(plan.tree.path)
+    written = write_reports(audit, args.outdir, maintainers)
     counts = ", ".join(f"{c}: {sum(1 for i in audit.instances if i.sem_class.value == c)}"
                        for c in ("mutex", "counting", "signal", "ambiguous"))
     progress.step(f"{len(audit.instances)} instances ({counts}) in {audit.seconds:.1f}s; "
                   f"wrote {', '.join(str(p) for p in written)}")
     if args.analyze_only:
         return None
-    return write_series(args, plan, audit, progress, cache, memo)
+    return write_series(args, plan, audit, progress, cache, memo, maintainers)
 
 
 def write_series(args: argparse.Namespace, plan: Plan, audit, progress: Progress,
-                 cache: ResultCache, memo: GrepMemo | None) -> int | None:
+                 cache: ResultCache, memo: GrepMemo | None,
+                 maintainers: Maintainers) -> int | None:
     """Write the series; None when there is nothing to convert."""
     result = generate_series(SeriesRequest(plan.tree.path, audit, args.outdir, plan.spatch,
                                            args.mode, plan.identity, args.jobs,
-                                           cache, memo), progress)
+                                           cache, memo, maintainers), progress)
     if result.nothing_to_convert:
         progress.step("nothing to convert: the tree already carries the series "
                       "(the down_sem() API exists and no old-API user is left)")

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -20,8 +21,12 @@ from sem2mutex.errors import BadInput, BadOption, GrepError, MissingTool, NotAKe
 from sem2mutex.tools.fs import locked
 from sem2mutex.model import ApiEra, KernelTree
 from sem2mutex.paths import DEBIAN_SOURCE_DIRNAME, DEBIAN_SOURCE_TARBALL, CacheLayout
-from sem2mutex.audit.visibility import HeaderPaths, IncludeGraph
-from sem2mutex.tools.grep import GrepMemo, files_matching, files_mentioning, include_directives
+from sem2mutex.audit import visibility as visibility_module
+from sem2mutex.audit.visibility import HeaderPaths, IncludeGraph, IncludeResolver
+from sem2mutex.tools import grep as grep_module
+from sem2mutex.tools.cache import file_digest
+from sem2mutex.tools.grep import (INCLUDE_OPTIONS, GrepMemo, directives_of, files_matching,
+                                  files_mentioning, grep_by_unit, include_directives)
 from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS, is_kernel_source
 from sem2mutex.tools.lexer import Lexer, Token
 
@@ -226,6 +231,11 @@ DECLARING_IDENTIFIERS = frozenset({"semaphore", *DECLARING_MACROS})
 CALLED_IDENTIFIERS = frozenset(CALLED_NAMES)
 
 
+# What uses_in_code() looks for, for the cache of its answers.
+USES_IN_CODE = "uses-in-code:" + " ".join(sorted(DECLARING_IDENTIFIERS)) + ":" + \
+    " ".join(sorted(CALLED_IDENTIFIERS))
+
+
 def uses_in_code(tokens: list[Token]) -> tuple[bool, bool]:
     """(may declare, may call) from a file's tokens: string and character
     literals and comments are not tokens of their own in the lexer's list,
@@ -243,10 +253,9 @@ def drop_literal_mentions(files: CandidateFiles, lexer: Lexer) -> CandidateFiles
     inside a literal (hfi1's chip.c: 460 KB parsed for "link not up (%s)")."""
     if not files.in_literals_only:
         return files
-    tokens = lexer.tokens_of(files.in_literals_only)
+    uses = lexer.summaries(files.in_literals_only, USES_IN_CODE, uses_in_code)
     declaring, calling = set(files.declaring), set(files.calling)
-    for f, toks in tokens.items():
-        declares, calls = uses_in_code(toks)
+    for f, (declares, calls) in uses.items():
         if not declares:
             declaring.discard(f)
         if not calls:
@@ -278,6 +287,11 @@ def kernel_files_mentioning(tree: Path, names: set[str], jobs: int,
 
 def include_graph(tree: Path, jobs: int, memo: GrepMemo | None = None) -> IncludeGraph:
     """The #include graph of TREE's kernel sources (audit/visibility.py)."""
+    if memo is not None and memo.cache.root is not None:
+        try:
+            return cached_include_graph(tree, jobs, memo)
+        except GrepError as err:
+            raise NotAKernelTree(f"cannot read {tree}: {err}") from err
     try:
         directives = include_directives(tree, jobs, skip=NON_KERNEL_TOP_DIRS, memo=memo)
     except GrepError as err:
@@ -285,3 +299,29 @@ def include_graph(tree: Path, jobs: int, memo: GrepMemo | None = None) -> Includ
     paths = HeaderPaths.of_files(set(memo.snapshot.files)) if memo is not None \
         else HeaderPaths.scan(tree, skip=NON_KERNEL_TOP_DIRS)
     return IncludeGraph.build(directives, paths)
+
+
+def cached_include_graph(tree: Path, jobs: int, memo: GrepMemo) -> IncludeGraph:
+    """include_graph() kept unit by unit of MEMO's snapshot: what a unit's
+    files include depends on their text and on which files the tree has,
+    so after editing one driver only its unit is grepped and resolved
+    again (resolving the whole 6.1 tree's 330,000 directives takes 1.7 s)."""
+    snapshot = memo.snapshot
+    units = sorted(u for u in snapshot.units if u.split("/")[0] not in NON_KERNEL_TOP_DIRS)
+    listing = memo.cache.key("\0".join(snapshot.files))
+    code = "".join(file_digest(Path(m.__file__))
+                   for m in (visibility_module, grep_module, sys.modules[__name__]))
+    keys = {u: memo.cache.key("include-edges", code, listing, u, snapshot.units[u])
+            for u in units}
+    kept = {u: memo.cache.get_object("include-edges", keys[u]) for u in units}
+    todo = [u for u in units if not isinstance(kept[u], dict)]
+    if todo:
+        lines = grep_by_unit(tree, INCLUDE_OPTIONS, todo, jobs, memo)
+        resolver = IncludeResolver.of(HeaderPaths.of_files(set(snapshot.files)))
+        for u in todo:
+            kept[u] = resolver.edges(directives_of(lines[u]))
+            memo.cache.put_object("include-edges", keys[u], kept[u])
+    edges: dict[str, set[str]] = {}
+    for u in units:
+        edges.update(kept[u])
+    return IncludeGraph(edges)

@@ -107,21 +107,37 @@ class IncludeGraph:
 
     @classmethod
     def build(cls, directives: dict[str, list[str]], paths: HeaderPaths) -> "IncludeGraph":
+        return cls(IncludeResolver.of(paths).edges(directives))
+
+
+@dataclass
+class IncludeResolver:
+    """Which files the #include directives of a file name, among PATHS."""
+
+    paths: HeaderPaths
+    asm: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, paths: HeaderPaths) -> "IncludeResolver":
         asm: dict[str, list[str]] = defaultdict(list)
         for header in paths.by_suffix_name.values():
             for h in header:
                 for alias in asm_aliases(h):
                     asm[alias].append(h)
+        return cls(paths, asm)
+
+    def edges(self, directives: dict[str, list[str]]) -> dict[str, set[str]]:
+        """file -> the files its DIRECTIVES include."""
         edges: dict[str, set[str]] = {}
         for file, lines in directives.items():
             targets: set[str] = set()
             for line in lines:
                 parsed = parse_directive(line)
                 if parsed:
-                    targets.update(resolve_include(file, *parsed, paths, asm))
+                    targets.update(resolve_include(file, *parsed, self.paths, self.asm))
             targets.discard(file)
             edges[file] = targets
-        return cls(edges)
+        return edges
 
 
 def resolve_include(file: str, quoted: bool, name: str, paths: HeaderPaths,

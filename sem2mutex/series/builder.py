@@ -60,6 +60,7 @@ class SeriesRequest:
     jobs: int = 2
     cache: ResultCache = field(default_factory=no_cache)  # spatch, checkpatch, get_maintainer
     memo: GrepMemo | None = None  # the tree's snapshot, for its greps
+    maintainers: Maintainers | None = None  # the tree's MAINTAINERS, if read already
 
 
 @dataclass
@@ -98,10 +99,10 @@ def series_files(plan: RewritePlan, audit: Audit) -> list[str]:
     return sorted(set(core_files()) | set(plan.files()) | failed)
 
 
-def already_converted(tree: Path, spatch: Path) -> bool:
+def already_converted(tree: Path, spatch: Path, cache: ResultCache | None = None) -> bool:
     """The tree carries patch 1 already (the down_sem() API exists)."""
     try:
-        return core_api.has_counting_api(core_api.api_state(tree, spatch))
+        return core_api.has_counting_api(core_api.api_state(tree, spatch, cache))
     except CoreApiError:
         return False
 
@@ -151,11 +152,11 @@ class SeriesBuilder:
         self.req = req
         self.progress = progress
         self.workdir = workdir
-        self.maintainers = Maintainers.load(req.tree)
+        self.maintainers = req.maintainers or Maintainers.load(req.tree)
 
     def build(self) -> SeriesResult:
         plan = plan_rewrite(self.req.audit.instances)
-        if already_converted(self.req.tree, self.req.spatch) and not plan.edits:
+        if already_converted(self.req.tree, self.req.spatch, self.req.cache) and not plan.edits:
             return SeriesResult([], [], [], plan, [], self.workdir, nothing_to_convert=True)
         files = series_files(plan, self.req.audit)
         with self.progress.stage("series: scratch repository"):

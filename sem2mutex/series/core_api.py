@@ -43,7 +43,8 @@ from sem2mutex.errors import AlreadyApplied, AnchorError, CoreApiError, SpatchEr
 from sem2mutex.tools.api import COUNTING_NAMES, OLD_NAMES, api_environment
 from sem2mutex.tools.fs import unshare
 from sem2mutex.tools.grep import files_matching
-from sem2mutex.tools.spatch import launch
+from sem2mutex.tools.cache import ResultCache, file_digest
+from sem2mutex.tools.spatch import launch, version as spatch_version
 
 SEMAPHORE_HEADER = "include/linux/semaphore.h"
 SEMAPHORE_SOURCE = "kernel/locking/semaphore.c"
@@ -223,14 +224,27 @@ def _core_paths(tree: Path) -> list[Path]:
 # State of the core files
 
 
-def api_state(tree: Path, spatch: Path) -> list[ApiSymbol]:
-    """Definitions, wrappers, prototypes and exports of old and new names."""
+def api_state(tree: Path, spatch: Path, cache: ResultCache | None = None) -> list[ApiSymbol]:
+    """Definitions, wrappers, prototypes and exports of old and new names;
+    with CACHE, kept under the core files' content (every run asks first
+    whether the tree carries the series already)."""
     tree = tree.resolve()
-    stdout = run_spatch(spatch, STATE_COCCI, _core_paths(tree), virtual="report")
-    symbols = [ApiSymbol(file=_relative(tree, r["file"]), line=r["line"],
-                         name=r["name"], kind=r["kind"])
-               for r in _json_lines(stdout, STATE_COCCI)]
-    return sorted(symbols, key=lambda s: (s.file, s.line))
+    paths = _core_paths(tree)
+    key = ""
+    if cache is not None and cache.root is not None:
+        key = cache.key("api-state", STATE_COCCI.read_text(), spatch_version(spatch),
+                        *[f"{p.relative_to(tree)}:{file_digest(p)}" for p in paths])
+        kept = cache.get("api-state", key)
+        if isinstance(kept, list):
+            return [ApiSymbol(*k) for k in kept]
+    stdout = run_spatch(spatch, STATE_COCCI, paths, virtual="report")
+    symbols = sorted([ApiSymbol(file=_relative(tree, r["file"]), line=r["line"],
+                                name=r["name"], kind=r["kind"])
+                      for r in _json_lines(stdout, STATE_COCCI)],
+                     key=lambda s: (s.file, s.line))
+    if key:
+        cache.put("api-state", key, [[s.file, s.line, s.name, s.kind] for s in symbols])
+    return symbols
 
 
 def _names_of(symbols: list[ApiSymbol], kind: str) -> set[str]:

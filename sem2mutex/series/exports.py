@@ -213,7 +213,8 @@ def export_sites(spatch: Path, root: Path, files: list[str], jobs: int,
     roots = kbuild_roots or [root]
 
     def of_file(rel: str) -> list[ExportSite]:
-        found = conditions_at(directives(spatch, root, rel), [r["line"] for r in by_file[rel]])
+        found = conditions_at(directives(spatch, root, rel, cache),
+                              [r["line"] for r in by_file[rel]])
         config = built_if(roots, rel)
         return [ExportSite(r["name"], r["macro"], rel, r["line"], found[r["line"]], config)
                 for r in by_file[rel]]

@@ -20,6 +20,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from sem2mutex.errors import GrepError
@@ -71,31 +72,42 @@ def grep_sources(tree: Path, options: list[str], jobs: int,
     SKIP names top-level directories the caller would drop anyway.  With
     MEMO, each unit of the tree whose files did not change is answered
     from the cache."""
-    def one(entry: str) -> list[str]:
-        # -H: a top-level file is grep's only operand, and would print unnamed
-        done = subprocess.run(["grep", "-r", "-H", "-I", *SOURCE_GLOBS, *options, "--", entry],
-                              cwd=tree, capture_output=True, text=True, errors="replace")
-        if done.returncode not in (0, 1):
-            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-            raise GrepError(f"grep failed in {tree}/{entry}: {last}")
-        return done.stdout.splitlines()
-
     if memo is not None and memo.cache.root is not None:
-        units = {u: d for u, d in memo.snapshot.units.items() if u.split("/")[0] not in skip}
-
-        def unit(name: str) -> list[str]:
-            key = memo.cache.key("grep-unit", json.dumps(options), name, units[name])
-            kept = memo.cache.get("grep-unit", key)
-            if isinstance(kept, list):
-                return kept
-            found = one(name)
-            memo.cache.put("grep-unit", key, found)
-            return found
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            return [line for lines in pool.map(unit, sorted(units)) for line in lines]
+        units = [u for u in memo.snapshot.units if u.split("/")[0] not in skip]
+        by_unit = grep_by_unit(tree, options, units, jobs, memo)
+        return [line for u in sorted(units) for line in by_unit[u]]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return [line for lines in pool.map(one, [e for e in top_level_entries(tree)
-                                                        if e not in skip]) for line in lines]
+        return [line for lines in pool.map(partial(grep_entry, tree, options),
+                                           [e for e in top_level_entries(tree) if e not in skip])
+                for line in lines]
+
+
+def grep_entry(tree: Path, options: list[str], entry: str) -> list[str]:
+    """grep -r OPTIONS over ENTRY of TREE (a file or directory)."""
+    # -H: a top-level file is grep's only operand, and would print unnamed
+    done = subprocess.run(["grep", "-r", "-H", "-I", *SOURCE_GLOBS, *options, "--", entry],
+                          cwd=tree, capture_output=True, text=True, errors="replace")
+    if done.returncode not in (0, 1):
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise GrepError(f"grep failed in {tree}/{entry}: {last}")
+    return done.stdout.splitlines()
+
+
+def grep_by_unit(tree: Path, options: list[str], units: list[str], jobs: int,
+                 memo: GrepMemo) -> dict[str, list[str]]:
+    """unit -> the output lines of grep -r OPTIONS over that unit of
+    MEMO's snapshot; a unit whose files did not change is answered from
+    the cache."""
+    def unit(name: str) -> list[str]:
+        key = memo.cache.key("grep-unit", json.dumps(options), name, memo.snapshot.units[name])
+        kept = memo.cache.get("grep-unit", key)
+        if isinstance(kept, list):
+            return kept
+        found = grep_entry(tree, options, name)
+        memo.cache.put("grep-unit", key, found)
+        return found
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return dict(zip(units, pool.map(unit, units)))
 
 
 def files_matching(tree: Path, pattern: str, use_git: bool, jobs: int,
@@ -148,9 +160,16 @@ def include_directives(tree: Path, jobs: int, skip: tuple[str, ...] = (),
                        memo: GrepMemo | None = None) -> dict[str, list[str]]:
     """file -> the #include directives of TREE's .c and .h files, as
     written (`#include <linux/fs.h>`), in file order."""
+    return directives_of(grep_sources(tree, INCLUDE_OPTIONS, jobs, skip=skip, memo=memo))
+
+
+INCLUDE_OPTIONS = ["-o", "-E", "-e", INCLUDE_DIRECTIVE]
+
+
+def directives_of(lines: list[str]) -> dict[str, list[str]]:
+    """file -> directives, from grep's INCLUDE_OPTIONS output LINES."""
     found: dict[str, list[str]] = defaultdict(list)
-    for line in grep_sources(tree, ["-o", "-E", "-e", INCLUDE_DIRECTIVE], jobs, skip=skip,
-                             memo=memo):
+    for line in lines:
         path, sep, directive = line.partition(":#")
         if sep:
             found[path].append("#" + directive)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 import time
+from array import array
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable, NamedTuple
 
 from sem2mutex.tools.cache import ResultCache, file_digest, no_cache
 from sem2mutex.tools.spatch import token_dump, version
@@ -26,13 +28,28 @@ TOKEN = re.compile(r'^Tag\d+ \((?:\("(?P<identifier>[A-Za-z_][A-Za-z0-9_]*)", \(
                    r'(?P<pos>\d+), (?P<line>\d+), (?P<col>\d+),', re.M)
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     text: str
     offset: int  # byte offset in the file
     line: int
     col: int
     identifier: bool
+
+
+def packed(tokens: list[Token]) -> tuple:
+    """TOKENS column by column, for the cache: a big file has 100,000
+    tokens, and unpickling five arrays takes milliseconds where a list of
+    records took a second."""
+    return ("\n".join(t.text for t in tokens), array("q", [t.offset for t in tokens]),
+            array("l", [t.line for t in tokens]), array("l", [t.col for t in tokens]),
+            bytes(t.identifier for t in tokens))
+
+
+def unpacked(columns: tuple) -> list[Token]:
+    texts, offsets, lines, cols, identifiers = columns
+    if not offsets:
+        return []
+    return list(map(Token, texts.split("\n"), offsets, lines, cols, map(bool, identifiers)))
 
 
 def lex(spatch: Path, tree: Path, rel: str) -> list[Token]:
@@ -70,18 +87,36 @@ class Lexer:
                 self._seen[rel] = tokens
         return {f: self._seen[f] for f in wanted}
 
-    def cached_lex(self, rel: str) -> list[Token]:
+    def summaries(self, files, kind: str, summarize: Callable[[list[Token]], Any]
+                  ) -> dict[str, Any]:
+        """SUMMARIZE(tokens) of each of FILES, kept in the cache under KIND
+        and the file's content, so a rerun reads a few bytes per file, not
+        its tokens.  KIND must name everything SUMMARIZE depends on besides
+        the tokens (the words it looks for), and its result must be JSON."""
+        wanted = list(dict.fromkeys(files))
+        keys = {f: self.cache.key("lexer-summary", kind, self.spatch_version(),
+                                  file_digest(self.tree / f)) for f in wanted}
+        found = {f: self.cache.get("lexer-summary", keys[f]) for f in wanted}
+        todo = [f for f in wanted if found[f] is None]
+        for f, tokens in self.tokens_of(todo).items():
+            found[f] = summarize(tokens)
+            self.cache.put("lexer-summary", keys[f], found[f])
+        return found
+
+    def spatch_version(self) -> str:
         if self._version is None:
             self._version = version(self.spatch)
-        key = self.cache.key("lexer", self._version, rel, file_digest(self.tree / rel))
-        kept = self.cache.get("lexer", key)
-        if isinstance(kept, list):
-            return [Token(t, o, ln, c, bool(i)) for t, o, ln, c, i in kept]
+        return self._version
+
+    def cached_lex(self, rel: str) -> list[Token]:
+        key = self.cache.key("lexer", self.spatch_version(), rel, file_digest(self.tree / rel))
+        kept = self.cache.get_object("lexer-columns", key)
+        if isinstance(kept, tuple):
+            return unpacked(kept)
         started = time.monotonic()
         tokens = lex(self.spatch, self.tree, rel)
         self.seconds_by_file[rel] = time.monotonic() - started
-        self.cache.put("lexer", key, [[t.text, t.offset, t.line, t.col, int(t.identifier)]
-                                      for t in tokens])
+        self.cache.put_object("lexer-columns", key, packed(tokens))
         return tokens
 
 
@@ -109,9 +144,24 @@ def unescape(text: str) -> str:
     return re.sub(r'\\[nt"\\]', lambda m: UNESCAPE[m.group()], text)
 
 
-def directives(spatch: Path, tree: Path, rel: str) -> list[Directive]:
+def directives(spatch: Path, tree: Path, rel: str,
+               cache: ResultCache | None = None) -> list[Directive]:
     """The conditional (#if...#endif) and #include directives of REL, in
-    file order, as Coccinelle's lexer found them."""
+    file order, as Coccinelle's lexer found them; with CACHE, kept under
+    the file's content (the export check reads the same core files at
+    every run)."""
+    if cache is None or cache.root is None:
+        return lexed_directives(spatch, tree, rel)
+    key = cache.key("directives", version(spatch), (tree / rel).read_bytes())
+    kept = cache.get("directives", key)
+    if isinstance(kept, list):
+        return [Directive(*d) for d in kept]
+    found = lexed_directives(spatch, tree, rel)
+    cache.put("directives", key, [[d.keyword, d.argument, d.line] for d in found])
+    return found
+
+
+def lexed_directives(spatch: Path, tree: Path, rel: str) -> list[Directive]:
     found = []
     for m in DIRECTIVE.finditer(token_dump(spatch, tree, rel)):
         text = unescape(m["text"]).replace("\\\n", " ")

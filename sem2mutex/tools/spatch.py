@@ -218,7 +218,8 @@ class SpatchRunner:
         if not files:
             return output
         digests = {f: file_digest(self.tree / f) for f in files}
-        keys = {f: self.file_key(program_text, env, f, digests[f]) for f in files}
+        program_key = self.program_key(program_text, env)
+        keys = {f: self.cache.key(program_key, f, digests[f]) for f in files}
         found = {f: self.cache.get("spatch", keys[f]) for f in files}
         todo = [f for f in files if found[f] is None]
         if len(todo) < len(files):
@@ -238,11 +239,13 @@ class SpatchRunner:
                 output.parse_errors[f] = [ParseError(*e) for e in entry["errors"]]
         return output
 
-    def file_key(self, program: str, env: dict[str, str] | None, rel: str, digest: str) -> str:
+    def program_key(self, program: str, env: dict[str, str] | None) -> str:
+        """What every file's result depends on besides the file: hashed
+        once, not once per file (a fact program is 100 KB)."""
         if self._version is None:
             self._version = version(self.spatch)
         return self.cache.key(program, json.dumps(env or {}, sort_keys=True), self._version,
-                              MACRO_FILE.read_text(), rel, digest)
+                              MACRO_FILE.read_text())
 
     def cost_key(self, rel: str, digest: str) -> str:
         return self.cache.key("cost", rel, digest)
