@@ -48,7 +48,7 @@ from sem2mutex.series.alignment import Realignment, realign
 from sem2mutex.series.includes import (AFTER, BEFORE, DROP, IncludeLine, IncludePlan,
                                        in_shared_header, plan_include)
 from sem2mutex.tools.api import COUNTING_NAMES, api_table
-from sem2mutex.tools.grep import GrepMemo, files_matching, files_with_words
+from sem2mutex.tools.grep import GrepMemo, files_including, files_with_words
 from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS
 from sem2mutex.tools.lexer import directives
 from sem2mutex.tools.fs import replace_file, unshare
@@ -601,22 +601,36 @@ def include_path(header: str) -> str | None:
     return "/".join(parts[parts.index("include") + 1:]) if "include" in parts else None
 
 
-def includer_candidates(header: str, root: Path, jobs: int,
-                        memo: GrepMemo | None = None) -> list[str]:
-    """Files of ROOT that may include HEADER: next to it for a driver's
-    header, anywhere for a shared one (a grep prefilter either way)."""
-    if in_shared_header(header):
-        path = include_path(header)
-        pattern = ("#[[:space:]]*include[[:space:]]*[<\"]" + path.replace(".", "\\.")
-                   + "[>\"]")
-        return sorted(files_matching(root, pattern, False, jobs, skip=NON_KERNEL_TOP_DIRS,
-                                     memo=memo) - {header})
+def neighbour_includers(header: str, root: Path) -> list[str]:
+    """Files of ROOT next to a driver's HEADER that name it (a grep
+    prefilter; a shared header's includers are found by includers_in)."""
     directory = os.path.dirname(header)
     if not (root / directory).is_dir():
         return []
     names = sorted(os.path.join(directory, n) for n in os.listdir(root / directory)
                    if n.endswith((".c", ".h")) and os.path.join(directory, n) != header)
     return files_with_words(root, names, [os.path.basename(header)])
+
+
+def includers_in(root: Path, headers: list[str], jobs: int,
+                 memo: GrepMemo | None = None) -> dict[str, set[str]]:
+    """Files of ROOT that may include each of HEADERS: next to it for a
+    driver's header, anywhere for a shared one, read from ROOT's #include
+    directives (with MEMO, the greps the audit's include graph kept: a
+    grep of the whole tree per header cost 1 s each)."""
+    shared: dict[str, list[str]] = defaultdict(list)
+    found: dict[str, set[str]] = {}
+    for h in headers:
+        path = include_path(h) if in_shared_header(h) else None
+        if path:
+            shared[path].append(h)
+        else:
+            found[h] = set(neighbour_includers(h, root))
+    for path, files in files_including(root, list(shared), jobs, skip=NON_KERNEL_TOP_DIRS,
+                                       memo=memo).items():
+        for h in shared[path]:
+            found[h] = files - {h}
+    return found
 
 
 def includers_relying_on(headers: list[str], tree: Path, source: Path, spatch: Path,
@@ -629,12 +643,10 @@ def includers_relying_on(headers: list[str], tree: Path, source: Path, spatch: P
     read as TREE has them (rewritten), else as SOURCE (the whole tree TREE
     was copied from) does.  grep picks the candidates; spatch decides what
     they use, one read for all of them."""
-    mentions: dict[str, set[str]] = {}
-    for h in headers:
-        found = set(includer_candidates(h, tree, jobs))
-        if source != tree:
-            found |= set(includer_candidates(h, source, jobs, memo))
-        mentions[h] = found
+    mentions = includers_in(tree, headers, jobs)
+    if source != tree:
+        for h, found in includers_in(source, headers, jobs, memo).items():
+            mentions[h] |= found
     everyone = sorted(set().union(*mentions.values())) if mentions else []
     relying: set[str] = set()
     for root in dict.fromkeys([tree, source]):

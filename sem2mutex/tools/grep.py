@@ -179,6 +179,33 @@ def directives_of(lines: list[str]) -> dict[str, list[str]]:
     return dict(found)
 
 
+def files_including(tree: Path, paths: list[str], jobs: int, skip: tuple[str, ...] = (),
+                    memo: GrepMemo | None = None) -> dict[str, set[str]]:
+    """path -> the .c/.h files of TREE with an #include directive of PATH
+    (`#include <xen/xenbus.h>` or `"xen/xenbus.h"` for xen/xenbus.h),
+    read from include_directives(): with MEMO, the greps the include
+    graph kept, not a grep of the tree per path."""
+    found: dict[str, set[str]] = {p: set() for p in paths}
+    if not paths:
+        return found
+    # the tree has 330,000 directives: only those ending so are looked at
+    endings = tuple(f"{opening}{p}{closing}" for p in paths for opening, closing in ("<>", '""'))
+    lines = [line for line in grep_sources(tree, INCLUDE_OPTIONS, jobs, skip=skip, memo=memo)
+             if line.endswith(endings)]
+    for file, directives in directives_of(lines).items():
+        for directive in directives:
+            named = included_path(directive)
+            if named in found:
+                found[named].add(file)
+    return found
+
+
+def included_path(directive: str) -> str:
+    """xen/xenbus.h of `#include <xen/xenbus.h>` (a line INCLUDE_DIRECTIVE matched)."""
+    opening = min(directive.find(c) for c in '<"' if c in directive)
+    return directive[opening + 1:-1].strip()
+
+
 def files_with_patterns(root: Path, files: list[str], patterns: list[str],
                         chunk: int = 400, memo: GrepMemo | None = None) -> set[str]:
     """Those of FILES whose text matches one of the EREs PATTERNS."""
