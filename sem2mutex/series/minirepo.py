@@ -18,22 +18,25 @@ BASE_TAG = "sem2mutex-base"
 @dataclass
 class PendingCommit:
     message: str
-    files: dict[str, bytes]  # path -> content, only the changed ones
+    files: dict[str, bytes | None]  # path -> content, only the changed ones; None: deleted
 
 
 @dataclass
 class MiniRepo:
     """A git repository of the files the series touches.
 
-    A commit of named files is queued and the queue goes to git as one
-    `git fast-import` stream before git is next asked anything: seventy
-    conversion patches cost one git run instead of seventy.
+    Every commit is queued, and the queue goes to git as one `git
+    fast-import` stream before git is next asked anything: the base and
+    seventy-odd patches cost one git run, and no index is kept (nothing
+    here asks git about the working tree: MiniRepo knows what it
+    committed, by digest).
     """
 
     path: Path
     identity: str
     committed: dict[str, str] = field(default_factory=dict)  # path -> digest at HEAD
     pending: list[PendingCommit] = field(default_factory=list)
+    born: bool = True  # the branch has a commit
 
     def git(self, *args: str, input_text: str | None = None) -> str:
         self.flush()
@@ -52,40 +55,45 @@ class MiniRepo:
             dest = path / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(tree / rel, dest)
-        repo = cls(path, identity)
-        repo.git("init", "-q")
-        repo.git("add", "-A")
-        repo.git("commit", "-q", "-m", "base: the files the series touches, as in the tree")
+        repo = cls(path, identity, born=False)
+        repo.run_git("init", "-q")
+        repo.commit("base: the files the series touches, as in the tree", "")
         repo.git("tag", BASE_TAG)
-        repo.remember_working_tree()
         return repo
 
+    def working_tree(self) -> list[str]:
+        """The files under the repository, .git aside."""
+        found = []
+        for top, dirs, names in os.walk(self.path):
+            if top == str(self.path):
+                dirs[:] = [d for d in dirs if d != ".git"]  # thousands of objects
+            found += [os.path.relpath(os.path.join(top, n), self.path) for n in names
+                      if os.path.isfile(os.path.join(top, n))]
+        return sorted(found)
+
     def uncommitted(self) -> list[str]:
-        """Files whose content differs from HEAD (none once every change is
-        committed)."""
-        return [line[3:] for line in self.git("status", "--porcelain").splitlines()]
+        """Files whose content differs from HEAD, or that HEAD has and the
+        working tree lacks (none once every change is committed)."""
+        present = self.working_tree()
+        changed = [rel for rel in present
+                   if self.committed.get(rel) != digest_of(self.path / rel)]
+        return sorted(changed + sorted(set(self.committed) - set(present)))
 
     def commit(self, subject: str, body: str, files: list[str] | None = None) -> bool:
         """Commit FILES (default: every change); False if there was nothing."""
         message = f"{subject}\n\n{body}\n"
-        if files is not None:
-            return self.queue(message, files)
-        self.flush()
-        self.run_git("add", "-A", "--", ".")
-        # git commit refuses an empty commit: one git less than asking first
-        done = git(self.path, "commit", "-q", "-F", "-", check=False,
-                   input_text=message, identity=split_identity(self.identity))
-        if done.returncode == 0:
-            self.remember_working_tree()
-            return True
-        if "nothing to commit" in done.stdout + done.stderr or \
-                "nothing added to commit" in done.stdout + done.stderr:
-            return False
-        raise SeriesError(f"git commit failed: {done.stderr.strip() or done.stdout.strip()}")
+        if files is None:
+            files = self.uncommitted()
+        return self.queue(message, files)
 
     def queue(self, message: str, files: list[str]) -> bool:
-        changed = {}
+        changed: dict[str, bytes | None] = {}
         for rel in files:
+            if not (self.path / rel).is_file():
+                if rel in self.committed:
+                    changed[rel] = None
+                    del self.committed[rel]
+                continue
             data = (self.path / rel).read_bytes()
             digest = hashlib.sha256(data).hexdigest()
             if self.committed.get(rel) != digest:
@@ -97,12 +105,12 @@ class MiniRepo:
         return True
 
     def flush(self) -> None:
-        """Write the queued commits onto the current branch, and the index."""
+        """Write the queued commits onto the current branch."""
         if not self.pending:
             return
         pending, self.pending = self.pending, []
         branch = self.run_git("symbolic-ref", "-q", "HEAD").strip()
-        head = self.run_git("rev-parse", "HEAD").strip()
+        head = self.run_git("rev-parse", "HEAD").strip() if self.born else ""
         name, email = split_identity(self.identity)
         stamp = f"{int(time.time())} {utc_offset()}"
         stream = bytearray()
@@ -112,27 +120,21 @@ class MiniRepo:
                        f"author {name} <{email}> {stamp}\n"
                        f"committer {name} <{email}> {stamp}\n"
                        f"data {len(message)}\n").encode() + message + b"\n"
-            if n == 0:
+            if n == 0 and head:
                 stream += f"from {head}\n".encode()
             for rel, data in sorted(commit.files.items()):
+                if data is None:
+                    stream += f"D {rel}\n".encode()
+                    continue
                 mode = "100755" if os.access(self.path / rel, os.X_OK) else "100644"
                 stream += f"M {mode} inline {rel}\ndata {len(data)}\n".encode() + data + b"\n"
             stream += b"\n"
         fast_import(self.path, bytes(stream), (name, email))
-        self.run_git("reset", "-q")  # the index as the new HEAD; the files are already so
+        self.born = True
 
-    def remember_working_tree(self) -> None:
-        """The digests of the files as committed (right after a commit of all)."""
-        self.committed = {}
-        for top, dirs, names in os.walk(self.path):
-            if top == str(self.path):
-                dirs[:] = [d for d in dirs if d != ".git"]  # thousands of objects
-            for name in names:
-                full = os.path.join(top, name)
-                if os.path.isfile(full):
-                    with open(full, "rb") as data:
-                        self.committed[os.path.relpath(full, self.path)] = \
-                            hashlib.sha256(data.read()).hexdigest()
+
+def digest_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def cleanup_message(message: str) -> str:
