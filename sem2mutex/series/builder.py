@@ -180,14 +180,17 @@ class SeriesBuilder:
                                            partial(core_api.apply_flag_day,
                                                    spatch=self.req.spatch),
                                            kind="flag-day")
-        shortstat = repo.git("diff", "--shortstat", BASE_TAG, "HEAD").strip()
+        repo.flush()
         self.progress.step("series: exported symbols before and after")
-        with self.progress.stage("series: exported symbols"):
+        # git diffs the whole series while the export check reads it
+        with self.progress.stage("series: exported symbols"), \
+                ThreadPoolExecutor(max_workers=1) as background:
+            shortstat = background.submit(repo.git, "diff", "--shortstat", BASE_TAG, "HEAD")
             exports = diff_exports(self.req.spatch, self.req.tree, repo.path,
                                    export_candidates(repo), self.req.jobs,
                                    cache=self.req.cache, memo=self.req.memo)
-        return SeriesResult(patches, results, units, plan, files, repo.path, shortstat=shortstat,
-                            exports=exports)
+        return SeriesResult(patches, results, units, plan, files, repo.path,
+                            shortstat=shortstat.result().strip(), exports=exports)
 
     def convert(self, repo: MiniRepo, plan: RewritePlan, units: list[ConversionUnit],
                 patches: list[PatchInfo]) -> tuple[list[RewriteResult], list[ConversionUnit]]:

@@ -46,8 +46,11 @@ def git(repo: Path, *args: str, check: bool = True, input_text: str | None = Non
 
 def fast_import(repo: Path, stream: bytes, identity: tuple[str, str] = DEFAULT_IDENTITY
                 ) -> None:
-    """Feed STREAM to `git fast-import` in REPO: many commits, one git."""
-    done = subprocess.run(["git", "fast-import", "--quiet"], cwd=repo,
+    """Feed STREAM to `git fast-import` in REPO: many commits, one git.
+    Objects are stored uncompressed: REPO is a scratch repository that
+    lives for one run (a third faster for the series' 7 MB base)."""
+    done = subprocess.run(["git", "-c", "core.compression=0", "fast-import", "--quiet"],
+                          cwd=repo,
                           env=isolated_env(identity), input=stream, capture_output=True)
     if done.returncode != 0:
         raise GitError(f"git fast-import failed in {repo}: "
