@@ -1,0 +1,31 @@
+"""How the fact passes cut their files into spatch runs: the expensive
+files first and alone, the cheap ones together, so two cores finish
+together and few spatch starts are paid."""
+from __future__ import annotations
+
+from sem2mutex.tools.spatch import FILES_PER_CHUNK, cost_ordered_chunks
+
+
+def cost(chunk, costs):
+    return sum(costs[f] for f in chunk)
+
+
+def test_every_file_once_most_expensive_first():
+    costs = {f"drivers/f{n}.c": 0.1 + (n % 7) * 0.3 for n in range(400)}
+    costs["drivers/huge.c"] = 100.0  # more than a quarter share
+    chunks = cost_ordered_chunks(costs, 2)
+    flat = [f for c in chunks for f in c]
+    assert sorted(flat) == sorted(costs)
+    assert chunks[0] == ["drivers/huge.c"]  # alone, and started first
+    assert all(len(c) <= FILES_PER_CHUNK for c in chunks)
+    share = sum(costs.values()) / 8  # a quarter of each of 2 workers' share
+    assert all(cost(c, costs) < share + 1.0 for c in chunks[1:])
+    assert cost(chunks[-1], costs) <= cost(chunks[1], costs)
+
+
+def test_many_cheap_files_make_few_chunks():
+    costs = {f"fs/f{n}.c": 0.05 for n in range(900)}
+    chunks = cost_ordered_chunks(costs, 2)
+    # a cost share of 900 * 0.05 / 8 is about 113 files
+    assert len(chunks) == 8
+    assert [len(c) for c in chunks] == [113] * 7 + [109]
