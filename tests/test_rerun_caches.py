@@ -96,3 +96,25 @@ def test_the_include_graph_is_kept_unit_by_unit(tmp_path):
     assert grown.edges == fresh_graph(tree).edges
     assert grown.edges["drivers/x/y.c"] == {"include/linux/x.h"}
     assert count_entries(tmp_path / "cache", "include-edges") == units + 1 + 3
+
+
+def test_lexing_ahead_fills_the_entry_include_lines_reads(tmp_path):
+    from sem2mutex.series.rewrite import LexAhead, lexed_include_lines
+    tree = tmp_path / "tree"
+    write(tree, "drivers/x/x.c", "#include <linux/module.h>\n#include \"x.h\"\nint x;\n")
+    cache = ResultCache(tmp_path / "cache")
+    ahead = LexAhead(find_spatch(), tree, cache)
+    ahead.files(["drivers/x/x.c"])
+    ahead.finish()
+    assert count_entries(tmp_path / "cache", "include-lines") == 1
+    data = (tree / "drivers/x/x.c").read_bytes()
+    kept = lexed_include_lines(find_spatch(), tree, "drivers/x/x.c", data, cache)
+    assert count_entries(tmp_path / "cache", "include-lines") == 1  # read, not lexed again
+    fresh = lexed_include_lines(find_spatch(), tree, "drivers/x/x.c", data, None)
+    assert kept == fresh
+    assert [(i.line, i.header) for i in fresh] == [(1, "<linux/module.h>"), (2, '"x.h"')]
+
+    idle = LexAhead(find_spatch(), tree, None)  # no cache: nothing to fill
+    idle.files(["drivers/x/x.c"])
+    assert idle.pending == []
+    idle.finish()

@@ -421,7 +421,8 @@ class TransformRun:
 
 def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
               jobs: int, scratch: Path, report_before: bool = False,
-              cache: ResultCache | None = None) -> TransformRun:
+              cache: ResultCache | None = None, ahead: LexAhead | None = None
+              ) -> TransformRun:
     """Run the transform rules until every pending edit is done or stuck.
 
     With REPORT_BEFORE, the first run puts rewrite_state.cocci before the
@@ -475,13 +476,17 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
             forms.setdefault(e, TRYLOCK_FORMS.get(rule, rule))
         for f, messages in run.parse_errors.items():
             errors.setdefault(os.path.relpath(f, tree), messages)
+        changed_now = []
         for f in todo:
             data = (tree / f).read_bytes()
             if data != last[f]:
                 plan.record_changes(f, changed_blocks(last[f], data, cache))
                 last[f] = data
+                changed_now.append(f)
         if not remaining:
             break
+        if ahead is not None:
+            ahead.files([f for f in changed_now if str(tree / f) in run.parse_errors])
         state = read_state(tree, sorted({e.file for e in remaining}), spatch, jobs, cache)
         for f, messages in state.parse_errors.items():
             errors.setdefault(f, messages)
@@ -574,17 +579,57 @@ def include_lines(spatch: Path, tree: Path, files: list[str], jobs: int, scratch
             (heads / f).parent.mkdir(parents=True, exist_ok=True)
             (heads / f).write_bytes(data)
             root = heads
-        key = cache.key("include-lines", version(spatch), data) if cache else ""
-        kept = cache.get("include-lines", key) if cache else None
-        if isinstance(kept, list):
-            return [IncludeLine(*k) for k in kept]
-        found = [IncludeLine(d.line, d.argument) for d in directives(spatch, root, f)
-                 if d.keyword == "include"]
-        if cache:
-            cache.put("include-lines", key, [[i.line, i.header] for i in found])
-        return found
+        return lexed_include_lines(spatch, root, f, data, cache)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return dict(zip(files, pool.map(one, files)))
+
+
+def lexed_include_lines(spatch: Path, root: Path, f: str, data: bytes,
+                        cache: ResultCache | None) -> list[IncludeLine]:
+    """The #include lines of ROOT/F, whose content is DATA, kept in CACHE
+    under that content."""
+    key = cache.key("include-lines", version(spatch), data) if cache else ""
+    kept = cache.get("include-lines", key) if cache else None
+    if isinstance(kept, list):
+        return [IncludeLine(*k) for k in kept]
+    found = [IncludeLine(d.line, d.argument) for d in directives(spatch, root, f)
+             if d.keyword == "include"]
+    if cache:
+        cache.put("include-lines", key, [[i.line, i.header] for i in found])
+    return found
+
+
+@dataclass
+class LexAhead:
+    """Lexes whole files for include_lines() on the core spatch leaves
+    idle: a file spatch could not parse whole is lexed whole, and the read
+    that checks a rewrite runs one spatch per file, so for one big file
+    (bnx2x_main.c: a 1.9 s read, a 1.1 s lexing) the two can overlap.
+    What it lexes lands in the cache under the key include_lines() looks
+    up, so it changes no result; without a cache it does nothing."""
+
+    spatch: Path
+    tree: Path
+    cache: ResultCache | None
+    pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=1))
+    pending: list = field(default_factory=list)
+
+    def files(self, files: list[str]) -> None:
+        if self.cache is None or self.cache.root is None:
+            return
+        for f in files:
+            self.pending.append(self.pool.submit(lexed_include_lines, self.spatch, self.tree, f,
+                                                 (self.tree / f).read_bytes(), self.cache))
+
+    def finish(self) -> None:
+        """Wait for what was started; a failure is include_lines()'s to
+        meet and report when it lexes the file itself."""
+        for job in self.pending:
+            try:
+                job.result()
+            except Exception:  # noqa: BLE001 - see the docstring
+                pass
+        self.pool.shutdown()
 
 
 # Words a file that names a semaphore itself must contain: the prefilter
@@ -895,6 +940,7 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
     tree = tree.resolve()
     source = (source or tree).resolve()
     work = plan.for_instances(instance_ids) if instance_ids is not None else plan
+    ahead = LexAhead(spatch, tree, cache)
     with tempfile.TemporaryDirectory(prefix="sem2mutex-rewrite-plan-") as tmp:
         scratch = Path(tmp)
         present = {f for f in work.files() if (tree / f).is_file()}
@@ -908,7 +954,7 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
         # work is undone and redone from what the files held.
         first: TransformRun | None = transform(
             tree, work, [e for e in work.edits if e.file in present], spatch, jobs, scratch,
-            report_before=True, cache=cache)
+            report_before=True, cache=cache, ahead=ahead)
         before = first.before or TreeState({}, {})
         # as the files were before it: the plan's lines have moved since
         status = first.initial
@@ -924,7 +970,8 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
                 work = demote(work, failed)
                 continue
             pending = [e for e, o in status.items() if o is None]
-            run = first or transform(tree, work, pending, spatch, jobs, scratch, cache=cache)
+            run = first or transform(tree, work, pending, spatch, jobs, scratch, cache=cache,
+                                     ahead=ahead)
             first = None
             for f, messages in run.parse_errors.items():
                 errors.setdefault(f, messages)
@@ -951,6 +998,7 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
             else TreeState({}, {})
         realigned = realign_declarations(tree, work, outcomes, moved_before, pristine,
                                          before, state)
+        ahead.finish()
         includes, heads = update_includes(tree, source, work, touched, mutex_files, state,
                                           spatch, jobs, scratch, cache, memo)
         changed = {f for f in touched if (tree / f).read_bytes() != before_finish[f]}
