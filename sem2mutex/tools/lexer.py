@@ -38,8 +38,8 @@ class Token(NamedTuple):
 
 def packed(tokens: list[Token]) -> tuple:
     """TOKENS column by column, for the cache: a big file has 100,000
-    tokens, and unpickling five arrays takes milliseconds where a list of
-    records took a second."""
+    tokens, and unpickling five arrays takes milliseconds where decoding
+    a JSON list of records took a third of a second."""
     return ("\n".join(t.text for t in tokens), array("q", [t.offset for t in tokens]),
             array("l", [t.line for t in tokens]), array("l", [t.col for t in tokens]),
             bytes(t.identifier for t in tokens))
