@@ -106,11 +106,10 @@ def test_lexing_ahead_fills_the_entry_include_lines_reads(tmp_path):
     ahead = LexAhead(find_spatch(), tree, cache)
     ahead.files(["drivers/x/x.c"])
     ahead.finish()
-    assert count_entries(tmp_path / "cache", "include-lines") == 1
-    data = (tree / "drivers/x/x.c").read_bytes()
-    kept = lexed_include_lines(find_spatch(), tree, "drivers/x/x.c", data, cache)
-    assert count_entries(tmp_path / "cache", "include-lines") == 1  # read, not lexed again
-    fresh = lexed_include_lines(find_spatch(), tree, "drivers/x/x.c", data, None)
+    assert count_entries(tmp_path / "cache", "directives") == 1
+    kept = lexed_include_lines(find_spatch(), tree, "drivers/x/x.c", cache)
+    assert count_entries(tmp_path / "cache", "directives") == 1  # the entry LexAhead left
+    fresh = lexed_include_lines(find_spatch(), tree, "drivers/x/x.c", None)
     assert kept == fresh
     assert [(i.line, i.header) for i in fresh] == [(1, "<linux/module.h>"), (2, '"x.h"')]
 

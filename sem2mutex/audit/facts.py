@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 
 from sem2mutex.audit.intake import CandidateFiles
 from sem2mutex.audit.typeindex import SEMAPHORE, CType

@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -309,8 +308,8 @@ def cached_include_graph(tree: Path, jobs: int, memo: GrepMemo) -> IncludeGraph:
     snapshot = memo.snapshot
     units = sorted(u for u in snapshot.units if u.split("/")[0] not in NON_KERNEL_TOP_DIRS)
     listing = memo.cache.key("\0".join(snapshot.files))
-    code = "".join(file_digest(Path(m.__file__))
-                   for m in (visibility_module, grep_module, sys.modules[__name__]))
+    code = "".join(file_digest(Path(source))
+                   for source in (visibility_module.__file__, grep_module.__file__, __file__))
     keys = {u: memo.cache.key("include-edges", code, listing, u, snapshot.units[u])
             for u in units}
     kept = {u: memo.cache.get_object("include-edges", keys[u]) for u in units}

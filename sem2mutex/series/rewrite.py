@@ -54,7 +54,7 @@ from sem2mutex.tools.lexer import directives
 from sem2mutex.tools.fs import replace_file, unshare
 from sem2mutex.tools.linediff import changed_blocks
 from sem2mutex.tools.cache import ResultCache
-from sem2mutex.tools.spatch import ParseError, SpatchRun, run_rules, version
+from sem2mutex.tools.spatch import ParseError, SpatchRun, run_rules
 
 __all__ = ["COUNTING", "MUTEX", "Edit", "RewritePlan", "RewriteResult", "apply_rewrite",
            "plan_rewrite"]
@@ -571,32 +571,24 @@ def include_lines(spatch: Path, tree: Path, files: list[str], jobs: int, scratch
     heads = scratch / "lexed-heads"
 
     def one(f: str) -> list[IncludeLine]:
-        data = (tree / f).read_bytes()
         st = state.files.get(f)
         root = tree
         if f not in state.parse_errors and st is not None and st.includes:
-            data = split_after_line(data, max(st.includes))[0]
+            head = split_after_line((tree / f).read_bytes(), max(st.includes))[0]
             (heads / f).parent.mkdir(parents=True, exist_ok=True)
-            (heads / f).write_bytes(data)
+            (heads / f).write_bytes(head)
             root = heads
-        return lexed_include_lines(spatch, root, f, data, cache)
+        return lexed_include_lines(spatch, root, f, cache)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return dict(zip(files, pool.map(one, files)))
 
 
-def lexed_include_lines(spatch: Path, root: Path, f: str, data: bytes,
+def lexed_include_lines(spatch: Path, root: Path, f: str,
                         cache: ResultCache | None) -> list[IncludeLine]:
-    """The #include lines of ROOT/F, whose content is DATA, kept in CACHE
-    under that content."""
-    key = cache.key("include-lines", version(spatch), data) if cache else ""
-    kept = cache.get("include-lines", key) if cache else None
-    if isinstance(kept, list):
-        return [IncludeLine(*k) for k in kept]
-    found = [IncludeLine(d.line, d.argument) for d in directives(spatch, root, f)
-             if d.keyword == "include"]
-    if cache:
-        cache.put("include-lines", key, [[i.line, i.header] for i in found])
-    return found
+    """The #include lines of ROOT/F (the lexer's directives, which CACHE
+    keeps under the file's content)."""
+    return [IncludeLine(d.line, d.argument) for d in directives(spatch, root, f, cache)
+            if d.keyword == "include"]
 
 
 @dataclass
@@ -619,7 +611,7 @@ class LexAhead:
             return
         for f in files:
             self.pending.append(self.pool.submit(lexed_include_lines, self.spatch, self.tree, f,
-                                                 (self.tree / f).read_bytes(), self.cache))
+                                                 self.cache))
 
     def finish(self) -> None:
         """Wait for what was started; a failure is include_lines()'s to
