@@ -136,6 +136,11 @@ def test_a_second_release_on_some_path_is_unpaired(fixture_audit):
     assert retake["class"] == "mutex"
     twice = by_id["field:drivers/typed/helpers.c:struct helped_pair.twice_sem"]
     assert twice["class"] == "ambiguous"
+    # taking one semaphore pairs no up() of another in the same function
+    first = by_id["field:drivers/typed/pairing.c:struct pairing_two.first"]
+    assert first["class"] == "mutex"
+    second = by_id["field:drivers/typed/pairing.c:struct pairing_two.second"]
+    assert [s["line"] for s in second["sites"] if not s["paired"]] == [64]
 
 
 def test_helpers_and_local_pointers_are_followed(fixture_audit):

@@ -26,11 +26,19 @@ def emit(kind, pos, **fields):
 		      col=int(pos.column), function=pos.current_element)
 	print(json.dumps(fields, sort_keys=True), flush=True)
 
+// The semaphore expressions this file releases: the path rules below run
+// once per expression, so that their when != clauses test a known
+// expression instead of carrying every candidate along each path.
+@released depends on report@
+expression S;
+@@
+up(S)
+
 @unpaired_up depends on report exists@
 identifier fn;
 identifier lock = {down, down_interruptible, down_killable, down_trylock,
 		   down_timeout};
-expression S;
+expression released.S;
 position p;
 @@
 fn(...) {
@@ -52,7 +60,7 @@ emit("unpaired", p[0], op="up")
 identifier fn;
 identifier lock = {down, down_interruptible, down_killable, down_trylock,
 		   down_timeout};
-expression S;
+expression released.S;
 position p1, p2;
 @@
 fn(...) {
