@@ -3,6 +3,8 @@ facts (no spatch): how a call's argument is tied to its semaphore when
 spatch alone cannot type it, and when it must not be."""
 from __future__ import annotations
 
+import random
+
 from sem2mutex.audit.access import ArgumentTree
 from sem2mutex.audit.typeindex import CType, TypeIndex
 from sem2mutex.audit.visibility import (HeaderPaths, IncludeGraph, Visibility,
@@ -168,6 +170,35 @@ def test_include_graph_resolves_quotes_angles_and_asm():
     assert seen.sees("drivers/x/x.c", "include/asm-ppc/sem.h")
     assert not seen.sees("drivers/x/x.c", "drivers/y/private.h")
     assert not seen.sees("drivers/x/x.c", "drivers/y/y.c")  # a .c file's own struct
+
+
+def walked(edges: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in edges.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def test_reach_bits_equal_a_walk_of_the_graph_through_include_cycles():
+    rng = random.Random(11)
+    names = [f"include/h{i}.h" for i in range(60)] + [f"drivers/c{i}.c" for i in range(30)]
+    edges = {n: set(rng.sample(names[:60], rng.randint(0, 4))) for n in names}
+    edges["include/h1.h"] |= {"include/h2.h"}
+    edges["include/h2.h"] |= {"include/h1.h"}  # headers including each other
+    seen = Visibility(IncludeGraph(edges))
+    for file in rng.sample(names, len(names)):  # any order: what one walk leaves, the next uses
+        reached = walked(edges, file)
+        assert seen.closure({file}) == reached
+        for other in names + ["include/nowhere.h"]:
+            expected = other in reached or (file.endswith(".h") and any(
+                other in walked(edges, c) for c in names
+                if c.endswith(".c") and file in walked(edges, c)))
+            assert seen.sees(file, other) == expected, (file, other)
+    assert seen.closure({"drivers/c1.c", "drivers/c2.c"}) == \
+        walked(edges, "drivers/c1.c") | walked(edges, "drivers/c2.c")
 
 
 def test_an_include_no_usual_path_resolves_names_every_header_ending_so():

@@ -264,10 +264,8 @@ class FactCollector:
         """types.cocci's facts of the headers, not parsed yet, that the files
         asking for MISSING declarations include and that may declare them
         (struct mm_struct of <linux/sched.h>, which mentions no semaphore)."""
-        headers: set[str] = set()
-        for _kind, _name, from_file in missing:
-            headers |= {h for h in visibility.closure(from_file) if h.endswith(".h")}
-        headers -= parsed
+        headers = {h for h in visibility.closure({from_file for _, _, from_file in missing})
+                   if h.endswith(".h")} - parsed
         patterns = sorted({declaring_patterns(kind, name) for kind, name, _ in missing})
         found = sorted(f for f in files_with_patterns(self.runner.tree, sorted(headers), patterns,
                                                       memo=self.memo)

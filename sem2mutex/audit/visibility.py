@@ -162,35 +162,24 @@ class Visibility:
     """sees(file, declared_in): can code in FILE use what DECLARED_IN declares?"""
 
     graph: IncludeGraph
-    _closures: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _includers: dict[str, set[str]] | None = field(default=None, repr=False)
-    _header_views: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    _header_views: dict[str, int] = field(default_factory=dict, repr=False)
+    _reach: "ReachBits" = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._reach = ReachBits(self.graph.edges)
 
     @classmethod
     def everything(cls) -> "Visibility":
         """No graph: every file sees every header (and only its own .c)."""
         return cls(IncludeGraph({}))
 
-    def closure(self, file: str) -> frozenset[str]:
-        """FILE and everything it includes, transitively."""
-        known = self._closures.get(file)
-        if known is not None:
-            return known
-        seen = {file}
-        todo = [file]
-        while todo:
-            current = todo.pop()
-            for nxt in self.graph.edges.get(current, ()):
-                if nxt not in seen:
-                    cached = self._closures.get(nxt)
-                    if cached is not None:
-                        seen |= cached
-                    else:
-                        seen.add(nxt)
-                        todo.append(nxt)
-        result = frozenset(seen)
-        self._closures[file] = result
-        return result
+    def closure(self, files: set[str]) -> set[str]:
+        """FILES and everything they include, transitively."""
+        bits = 0
+        for file in files:
+            bits |= self._reach.of(file)
+        return self._reach.names(bits)
 
     def includers(self, header: str) -> set[str]:
         """Every file that includes HEADER, directly or not."""
@@ -209,34 +198,99 @@ class Visibility:
                     todo.append(src)
         return seen - {header}
 
-    def header_view(self, header: str) -> frozenset[str]:
-        """What code in HEADER may see: what it includes, and what the .c
-        files that include it include (a header's inline functions and
-        macros see the headers included before it in each translation
-        unit), those .c files included."""
+    def header_view(self, header: str) -> int:
+        """What code in HEADER may see, as ReachBits bits: what it
+        includes, and what the .c files that include it include (a
+        header's inline functions and macros see the headers included
+        before it in each translation unit), those .c files included."""
         known = self._header_views.get(header)
         if known is None:
-            sources = {f for f in self.includers(header) if f.endswith(".c")} | {header}
-            known = self.reach(sources)
+            known = self._reach.of(header)
+            for source in self.includers(header):
+                if source.endswith(".c"):
+                    known |= self._reach.of(source)
             self._header_views[header] = known
         return known
-
-    def reach(self, sources: set[str]) -> frozenset[str]:
-        """SOURCES and everything they include: one walk for all of them."""
-        seen = set(sources)
-        todo = list(sources)
-        while todo:
-            for nxt in self.graph.edges.get(todo.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return frozenset(seen)
 
     def sees(self, file: str, declared_in: str) -> bool:
         if file == declared_in:
             return True
         if not self.graph.edges:
             return declared_in.endswith(".h")
-        if declared_in in self.closure(file):
+        if self._reach.has(self._reach.of(file), declared_in):
             return True
-        return file.endswith(".h") and declared_in in self.header_view(file)
+        return file.endswith(".h") and self._reach.has(self.header_view(file), declared_in)
+
+
+class ReachBits:
+    """Everything each file includes, transitively, as one integer of bits
+    (a bit per file met): the analysis asks "does A see B" a hundred
+    thousand times on a 2.6 tree, and walking the graph for every new A
+    cost seconds.  Each strongly connected part of the graph (headers
+    that include each other) is walked once, with Tarjan's algorithm."""
+
+    def __init__(self, edges: dict[str, set[str]]) -> None:
+        self.edges = edges
+        self.bit: dict[str, int] = {}
+        self.reached: dict[str, int] = {}
+
+    def has(self, bits: int, name: str) -> bool:
+        position = self.bit.get(name)
+        return position is not None and bool(bits >> position & 1)
+
+    def names(self, bits: int) -> set[str]:
+        return {name for name, position in self.bit.items() if bits >> position & 1}
+
+    def own(self, name: str) -> int:
+        position = self.bit.setdefault(name, len(self.bit))
+        return 1 << position
+
+    def of(self, start: str) -> int:
+        """START and every file it includes, directly or not."""
+        known = self.reached.get(start)
+        if known is not None:
+            return known
+        order: dict[str, int] = {start: 0}
+        low = {start: 0}
+        gathered = {start: self.own(start)}
+        stack, on_stack = [start], {start}
+        walk = [(start, iter(self.edges.get(start, ())))]
+        while walk:
+            node, children = walk[-1]
+            for child in children:
+                if child in self.reached:
+                    gathered[node] |= self.reached[child]
+                elif child not in order:
+                    order[child] = low[child] = len(order)
+                    gathered[child] = self.own(child)
+                    stack.append(child)
+                    on_stack.add(child)
+                    walk.append((child, iter(self.edges.get(child, ()))))
+                    break
+                elif child in on_stack:
+                    low[node] = min(low[node], order[child])
+            else:
+                walk.pop()
+                if low[node] == order[node]:
+                    self.close_component(node, stack, on_stack, gathered)
+                if walk:
+                    parent = walk[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                    gathered[parent] |= gathered[node]
+        return self.reached[start]
+
+    def close_component(self, root: str, stack: list[str], on_stack: set[str],
+                        gathered: dict[str, int]) -> None:
+        members = []
+        while True:
+            member = stack.pop()
+            on_stack.discard(member)
+            members.append(member)
+            if member == root:
+                break
+        total = 0
+        for member in members:
+            total |= gathered[member]
+        for member in members:
+            gathered[member] = total
+            self.reached[member] = total
