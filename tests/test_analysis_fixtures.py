@@ -62,6 +62,26 @@ def test_every_init_and_site_of_the_fixtures_is_attributed(fixture_audit):
     assert any(s["op"] == "unlock-wrapper" and not s["paired"] for s in cfg["sites"])
 
 
+def unpaired_wrapper_calls(inst: dict) -> list[tuple[str, int]]:
+    return [(s["file"], s["line"]) for s in inst["sites"]
+            if s["op"] == "unlock-wrapper" and not s["paired"]]
+
+
+def test_an_unlock_wrapper_call_whose_result_is_used_is_checked(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    res = by_id["field:drivers/fixture/wrappers_result.c:struct res_dev.sem"]
+    # `return res_unlock(dev);` in res_work() is paired, in res_finish() not
+    assert unpaired_wrapper_calls(res) == [("drivers/fixture/wrappers_result.c", 37)]
+    assert res["class"] == "ambiguous"
+
+
+def test_an_unlock_wrapper_call_in_a_file_without_lock_calls_is_unpaired(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    drop = by_id["field:struct drop_dev.sem"]
+    assert unpaired_wrapper_calls(drop) == [("drivers/fixture/wrappers_drop_user.c", 7)]
+    assert drop["class"] == "ambiguous"
+
+
 def test_parse_failure_is_listed_with_spatch_error(fixture_audit):
     failures = {f["file"]: f["error"] for f in fixture_audit["parse_failures"]}
     assert sorted(failures) == ["drivers/typed/unparsable.c", "fs/fixture/broken.c"]

@@ -24,8 +24,8 @@ SOURCES = sorted(str(p.relative_to(FIXTURE_TREE)) for p in FIXTURE_TREE.rglob("*
 MACRO_FILE = REPO / "cocci" / "kernel-macros.h"
 ENV = {
     # what sem2mutex passes to wrapper_pairing.cocci
-    "SEM2MUTEX_LOCK_WRAPPERS": "wrap_lock,cfg_lock",
-    "SEM2MUTEX_UNLOCK_WRAPPERS": "wrap_unlock,cfg_unlock",
+    "SEM2MUTEX_LOCK_WRAPPERS": "wrap_lock,cfg_lock,res_lock,drop_lock",
+    "SEM2MUTEX_UNLOCK_WRAPPERS": "wrap_unlock,cfg_unlock,res_unlock,drop_unlock",
 }
 
 
