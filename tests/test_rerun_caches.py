@@ -56,6 +56,31 @@ def test_a_lexer_summary_is_kept_and_not_lexed_again(tmp_path):
     assert count_entries(tmp_path / "cache", "lexer-summary") == 2
 
 
+def test_files_lexed_ahead_are_lexed_once_and_read_the_same(tmp_path, monkeypatch):
+    for name in ("a.c", "b.c", "c.c"):
+        (tmp_path / name).write_text(SOURCE.replace("lock", name[0] + "_lock"))
+    lexed = []
+    real_lex = lex
+
+    def counting_lex(spatch, tree, rel):
+        lexed.append(rel)
+        return real_lex(spatch, tree, rel)
+    monkeypatch.setattr("sem2mutex.tools.lexer.lex", counting_lex)
+    lexer = Lexer(find_spatch(), tmp_path)
+    lexer.lex_ahead(["a.c", "b.c"])
+    got = lexer.tokens_of(["b.c", "a.c", "c.c"])
+    lexer.close()
+    assert sorted(lexed) == ["a.c", "b.c", "c.c"]  # each once, ahead or not
+    for name in ("a.c", "b.c", "c.c"):
+        assert got[name] == real_lex(find_spatch(), tmp_path, name)
+    assert "b_lock" in {t.text for t in got["b.c"]}
+    # what was never asked for is dropped, not waited for
+    idle = Lexer(find_spatch(), tmp_path)
+    idle.lex_ahead(["a.c", "b.c", "c.c"])
+    idle.close()
+    assert idle.tokens_of([]) == {}
+
+
 def write(root, rel, text):
     (root / rel).parent.mkdir(parents=True, exist_ok=True)
     (root / rel).write_text(text)

@@ -248,6 +248,8 @@ class FactCollector:
         main_files = sorted(set(files.calling) | set(files.declaring))
         outputs = [self.runner.run("facts", FACT_RULES, main_files)]
         first = by_kind(outputs[0].records)
+        # the pointer callers can only add names: these files are lexed anyway
+        self.lexer.lex_ahead(self.skipped_mentions(names_declared(first), outputs[0]))
         pointer_files = sorted(set(self.pointer_callers(api_calls(first))) - set(main_files))
         if pointer_files:
             outputs.append(self.runner.run("facts of pointer callers", FACT_RULES,
@@ -288,18 +290,10 @@ class FactCollector:
         skipped lines mention, as Coccinelle's lexer reads them (a name in
         a comment is no use).  grep first: a file whose skipped lines do not
         contain any of NAMES as a word needs no lexing."""
-        merged: dict[str, list[ParseError]] = defaultdict(list)
-        for out in outputs:
-            for f, errors in out.parse_errors.items():
-                merged[f] += [e for e in errors if e not in merged[f]]
-        files = sorted(merged)
-        textual = word_lines(self.runner.tree, files, names, memo=self.memo)
-        to_lex = [f for f in files if any(
-            e.first_line <= line <= e.last_line for e in merged[f]
-            for lines in textual.get(f, {}).values() for line in lines)]
-        tokens = self.lexer.tokens_of(to_lex)
+        merged = merged_parse_errors(outputs)
+        tokens = self.lexer.tokens_of(self.skipped_mentions(names, *outputs))
         failures = []
-        for f in files:
+        for f in sorted(merged):
             errors = merged[f]
             file_tokens = tokens.get(f, [])
             skipped = [(i, t) for i, t in enumerate(file_tokens) if t.identifier
@@ -311,6 +305,23 @@ class FactCollector:
                                          frozenset(t.text for _, t in skipped),
                                          frozenset(plain)))
         return failures
+
+    def skipped_mentions(self, names: set[str], *outputs: SpatchOutput) -> list[str]:
+        """The files whose skipped lines have one of NAMES as a word."""
+        merged = merged_parse_errors(outputs)
+        files = sorted(merged)
+        textual = word_lines(self.runner.tree, files, names, memo=self.memo)
+        return [f for f in files if any(
+            e.first_line <= line <= e.last_line for e in merged[f]
+            for lines in textual.get(f, {}).values() for line in lines)]
+
+
+def merged_parse_errors(outputs: tuple[SpatchOutput, ...]) -> dict[str, list[ParseError]]:
+    merged: dict[str, list[ParseError]] = defaultdict(list)
+    for out in outputs:
+        for f, errors in out.parse_errors.items():
+            merged[f] += [e for e in errors if e not in merged[f]]
+    return merged
 
 
 def declaring_patterns(kind: str, name: str) -> str:
@@ -365,3 +376,9 @@ def semaphore_names(facts: FactSet) -> set[str]:
     names = {d.name for d in facts.var_decls}
     names |= {f.field.split(".")[-1] for f in facts.field_decls}
     return names
+
+
+def names_declared(grouped: dict[str, list[dict]]) -> set[str]:
+    """semaphore_names() of the facts these records make."""
+    return ({d.name for d in var_decls(grouped)}
+            | {f.field.split(".")[-1] for f in field_decls(grouped)})

@@ -90,6 +90,13 @@ def examined_key(req: AnalysisRequest) -> str | None:
 
 def examine(req: AnalysisRequest, progress: Progress) -> Examined:
     lexer = Lexer(req.spatch, req.tree.path, req.jobs, cache=req.cache)
+    try:
+        return examine_with(lexer, req, progress)
+    finally:
+        lexer.close()
+
+
+def examine_with(lexer: Lexer, req: AnalysisRequest, progress: Progress) -> Examined:
     with progress.stage("prefilter (grep)"):
         files = candidate_files(req.tree, req.dirs, req.jobs, req.memo)
     if files.in_literals_only:
@@ -114,14 +121,16 @@ def examine(req: AnalysisRequest, progress: Progress) -> Examined:
         resolved = resolve_with_types(collector, facts, visibility)
     instances = resolved.instances
     contexts = build_context_map(facts)
+    # wrappers only add wrapper-call sites: the trylock files stay the same
+    trylock_files = {s.location.file for i in instances if count_one(i)
+                     for s in i.sites if s.op == "down_trylock"}
+    lexer.lex_ahead(sorted(trylock_files))
     with progress.stage("wrappers (spatch)"):
         add_context_records(facts, WrapperAnalysis(runner, progress, req.memo).run(
             instances, facts, contexts, facts.pass2_files))
     contexts = build_context_map(facts)
     with progress.stage("lexer (trylock callers, unexplained uses)"):
-        add_address_taken(contexts, facts, lexer,
-                          {s.location.file for i in instances if count_one(i)
-                           for s in i.sites if s.op == "down_trylock"})
+        add_address_taken(contexts, facts, lexer, trylock_files)
         if req.dirs:
             instances = [i for i in instances if touches_scope(i, req.dirs)]
         classify_all(instances, contexts)

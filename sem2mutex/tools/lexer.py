@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import time
 from array import array
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
@@ -75,12 +75,39 @@ class Lexer:
     seconds_by_file: dict[str, float] = field(default_factory=dict)
     _seen: dict[str, list[Token]] = field(default_factory=dict, repr=False)
     _version: str | None = field(default=None, repr=False)
+    _ahead: dict[str, Future] = field(default_factory=dict, repr=False)
+    _ahead_pool: ThreadPoolExecutor | None = field(default=None, repr=False)
 
     def tokens(self, rel: str) -> list[Token]:
         return self.tokens_of([rel])[rel]
 
+    def lex_ahead(self, files) -> None:
+        """Start lexing FILES on one thread of its own, for a later
+        tokens_of(): the stages running meanwhile leave a core idle at
+        times (a last slow spatch chunk, Python alone).  The tokens are
+        the same either way; a failure surfaces when tokens_of() asks."""
+        if self._ahead_pool is None:
+            self._ahead_pool = ThreadPoolExecutor(max_workers=1)
+        for f in dict.fromkeys(files):
+            if f not in self._seen and f not in self._ahead:
+                self._ahead[f] = self._ahead_pool.submit(self.cached_lex, f)
+
+    def close(self) -> None:
+        """Drop what lex_ahead() has not started; wait for what it has."""
+        for job in self._ahead.values():
+            job.cancel()
+        self._ahead.clear()
+        if self._ahead_pool is not None:
+            self._ahead_pool.shutdown()
+            self._ahead_pool = None
+
     def tokens_of(self, files) -> dict[str, list[Token]]:
         wanted = list(dict.fromkeys(files))
+        for f in wanted:
+            job = self._ahead.pop(f, None)
+            # started ahead and running: wait; not started yet: lex it here
+            if job is not None and not job.cancel():
+                self._seen[f] = job.result()
         todo = [f for f in wanted if f not in self._seen]
         with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
             for rel, tokens in zip(todo, pool.map(self.cached_lex, todo)):
