@@ -161,6 +161,9 @@ def test_a_second_release_on_some_path_is_unpaired(fixture_audit):
     assert first["class"] == "mutex"
     second = by_id["field:drivers/typed/pairing.c:struct pairing_two.second"]
     assert [s["line"] for s in second["sites"] if not s["paired"]] == [64]
+    # an up() inside an expression is checked like one standing alone
+    in_expr = by_id["field:drivers/typed/pairing.c:struct pairing_expr.sem"]
+    assert [s["line"] for s in in_expr["sites"] if not s["paired"]] == [96]
 
 
 def test_helpers_and_local_pointers_are_followed(fixture_audit):

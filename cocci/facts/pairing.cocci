@@ -43,7 +43,7 @@ position p;
 @@
 fn(...) {
   ... when != lock(S, ...)
-  up@p(S);
+  up@p(S)
   ... when any
 }
 
@@ -65,9 +65,9 @@ position p1, p2;
 @@
 fn(...) {
   ... when any
-  up@p1(S);
+  up@p1(S)
   ... when != lock(S, ...)
-  up@p2(S);
+  up@p2(S)
   ... when any
 }
 
@@ -130,7 +130,7 @@ position handoff.p, q, u;
 @@
 fn(...) {
   ... when any
-  up@u(&E);
+  up@u(&E)
   ... when != lock(&E, ...)
   g@p@q(..., &E, ...)
   ... when any
@@ -156,7 +156,7 @@ fn(...) {
   ... when any
   g@p(..., &E, ...)
   ... when != lock(&E, ...)
-  up@u(&E);
+  up@u(&E)
   ... when any
 }
 
