@@ -44,7 +44,7 @@ from sem2mutex.tools.api import COUNTING_NAMES, OLD_NAMES, api_environment
 from sem2mutex.tools.fs import unshare
 from sem2mutex.tools.grep import files_matching
 from sem2mutex.tools.cache import ResultCache, file_digest
-from sem2mutex.tools.spatch import launch, version as spatch_version
+from sem2mutex.tools.spatch import IN_PLACE_FLAGS, launch, version as spatch_version
 
 SEMAPHORE_HEADER = "include/linux/semaphore.h"
 SEMAPHORE_SOURCE = "kernel/locking/semaphore.c"
@@ -175,7 +175,7 @@ def run_spatch(spatch: Path, cocci: Path, files: list[Path], *, virtual: str,
             "--timeout", str(SPATCH_TIMEOUT_SECONDS),
             "--sp-file", str(cocci), "-D", virtual]
     if in_place:
-        args.append("--in-place")
+        args += IN_PLACE_FLAGS
     with tempfile.TemporaryDirectory(prefix="sem2mutex-spatch-") as neutral:
         if file_groups:
             # One group per file: a group is parsed, matched and timed out

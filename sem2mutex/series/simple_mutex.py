@@ -176,7 +176,8 @@ def run_ww_rt_cocci(tree: Path, spatch: Path) -> list[str]:
         output = Path(tmp) / "rtmutex.c"
         proc = launch(spatch, ["--sp-file", str(WW_RT_COCCI), "-D", "patch",
                                "-D", "log_changes", "--no-includes", "--include-headers",
-                               "--very-quiet", str(source), "-o", str(output)], Path(tmp))
+                               "--very-quiet", "--no-show-diff", str(source), "-o", str(output)],
+                      Path(tmp))
         if proc.returncode != 0:
             raise SpatchError(f"spatch failed on {rel}: {proc.stderr.strip()[-2000:]}")
         sites = [line[len(COCCI_LOG_PREFIX):] for line in proc.stdout.splitlines()

@@ -47,6 +47,13 @@ PARSE_ERROR = re.compile(
 TIMEOUT = re.compile(r"timeout", re.I)
 
 
+# An in-place run writes the files it changed and prints nothing else:
+# without --no-show-diff spatch also prints a diff, which it first checks
+# by parsing the file before and after once more (Compare_c): on
+# bnx2x_main.c (18,000 lines, one instance rewritten) 3.4-5.6 s instead of
+# 2.1-2.2 s, for a diff no one reads.
+IN_PLACE_FLAGS = ["--in-place", "--no-show-diff"]
+
 # Rewrite and check runs: one file per group, from a neutral directory.
 RULE_FLAGS = ["--no-includes", "--no-scanner", "--include-headers", "--quiet",
               "--verbose-parsing", "--macro-file", str(MACRO_FILE)]
@@ -442,14 +449,14 @@ def run_rule_program(spatch: Path, program_text: str, cocci: list[Path], virtual
                 "--sp-file", str(program), *[a for v in virtuals for a in ("-D", v)],
                 "--jobs", str(max(1, min(jobs, len(files)))), "--file-groups", str(groups)]
         if in_place:
-            args.append("--in-place")
+            args += IN_PLACE_FLAGS
         done = launch(spatch, args, Path(neutral), env)
     if done.returncode != 0 or "Traceback" in done.stderr \
             or "Error in python" in done.stderr:
         tail = "\n".join(done.stderr.strip().splitlines()[-8:])
         raise SpatchError(f"spatch ({', '.join(c.name for c in cocci)}, {len(files)} files) "
                           f"exited {done.returncode}: {tail}")
-    # With --in-place spatch still prints its diff; the rules print JSON.
+    # The rules print JSON, one object per line.
     records = [json.loads(line) for line in done.stdout.splitlines()
                if line.startswith("{")]
     return SpatchRun(records, parse_errors(done.stderr), done.stdout)
