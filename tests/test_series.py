@@ -21,6 +21,7 @@ import pytest
 
 from conftest import FIXTURE_TREE, REPO, load_json, run_convert
 from sem2mutex.series.builder import core_files
+from sem2mutex.tools.kernel_scripts import checkpatch_all, run_checkpatch
 
 IDENTITY = "Series Test <series-test@sem2mutex.invalid>"
 KERNEL_SCRIPTS = ["scripts/checkpatch.pl", "scripts/get_maintainer.pl", "scripts/spelling.txt",
@@ -163,6 +164,15 @@ def test_git_am_of_every_file_the_glob_names(small_tree, flag_day, tmp_path):
 def test_no_checkpatch_error_in_any_patch(small_tree, flag_day):
     for patch in patches_of(flag_day):
         assert checkpatch_errors(small_tree, patch) == [], patch.name
+
+
+def test_checkpatch_in_batches_equals_one_patch_at_a_time(small_tree, flag_day):
+    """checkpatch.pl given several patches reports each as if run on it alone."""
+    patches = patches_of(flag_day)
+    together = checkpatch_all(small_tree, patches, jobs=2)
+    alone = [run_checkpatch(small_tree, [p])[p] for p in patches]
+    assert together == alone
+    assert any(r.warnings for r in alone)  # something to tell apart
 
 
 def test_flag_day_removes_the_old_api_and_gradual_keeps_it(small_tree, flag_day, gradual,

@@ -38,7 +38,7 @@ from sem2mutex.tools.api import COUNTING_NAMES
 from sem2mutex.paths import REPO_ROOT
 from sem2mutex.tools.cache import ResultCache, file_digest, no_cache
 from sem2mutex.tools.grep import GrepMemo
-from sem2mutex.tools.kernel_scripts import CheckpatchReport, checkpatch, get_maintainer
+from sem2mutex.tools.kernel_scripts import CheckpatchReport, checkpatch_all, get_maintainer
 from sem2mutex.tools.maintainers import Maintainers
 
 MODES = ("flag-day", "gradual")
@@ -181,16 +181,26 @@ class SeriesBuilder:
                                                    spatch=self.req.spatch),
                                            kind="flag-day")
         repo.flush()
+        return SeriesResult(patches, results, units, plan, files, repo.path)
+
+    def export_series(self, result: SeriesResult, staging: Path) -> list[Path]:
+        """git format-patch RESULT into STAGING, and the exported symbols
+        before and after it into RESULT; returns the patch files.  git
+        formats the patches and diffs the whole series while the export
+        check reads it."""
+        repo = MiniRepo(result.repo, self.req.identity)
         self.progress.step("series: exported symbols before and after")
-        # git diffs the whole series while the export check reads it
-        with self.progress.stage("series: exported symbols"), \
-                ThreadPoolExecutor(max_workers=1) as background:
+        with ThreadPoolExecutor(max_workers=1) as background:
             shortstat = background.submit(repo.git, "diff", "--shortstat", BASE_TAG, "HEAD")
-            exports = diff_exports(self.req.spatch, self.req.tree, repo.path,
-                                   export_candidates(repo), self.req.jobs,
-                                   cache=self.req.cache, memo=self.req.memo)
-        return SeriesResult(patches, results, units, plan, files, repo.path,
-                            shortstat=shortstat.result().strip(), exports=exports)
+            files = background.submit(export_patches, result.repo, result, staging,
+                                      self.req.identity)
+            with self.progress.stage("series: exported symbols"):
+                result.exports = diff_exports(self.req.spatch, self.req.tree, repo.path,
+                                              export_candidates(repo), self.req.jobs,
+                                              cache=self.req.cache, memo=self.req.memo)
+            with self.progress.stage("series: git format-patch"):
+                result.shortstat = shortstat.result().strip()
+                return files.result()
 
     def convert(self, repo: MiniRepo, plan: RewritePlan, units: list[ConversionUnit],
                 patches: list[PatchInfo]) -> tuple[list[RewriteResult], list[ConversionUnit]]:
@@ -381,12 +391,9 @@ def generate_series(req: SeriesRequest, progress: Progress) -> SeriesResult:
         staging = req.outdir / ".series-staging"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        with progress.stage("series: git format-patch"):
-            files = export_patches(result.repo, result, staging, req.identity)
-        with progress.stage("series: checkpatch"), \
-                ThreadPoolExecutor(max_workers=max(1, req.jobs)) as pool:
-            reports = list(pool.map(lambda path: checkpatch(req.tree, path, req.cache),
-                                    files[1:]))
+        files = builder.export_series(result, staging)
+        with progress.stage("series: checkpatch"):
+            reports = checkpatch_all(req.tree, files[1:], req.cache, req.jobs)
         for info, report in zip(result.patches, reports):
             info.checkpatch = report
         if None in reports:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,32 +48,58 @@ CHECKPATCH_DATA = ("checkpatch.pl", "spelling.txt", "const_structs.checkpatch")
 VOLATILE_PATCH_LINES = ("From ", "Date: ", "Message-Id: ", "In-Reply-To: ", "References: ")
 
 
-def checkpatch(tree: Path, patch: Path, cache: ResultCache | None = None
-               ) -> CheckpatchReport | None:
-    """The tree's own checkpatch.pl on PATCH; None when the tree has none.
-    CACHE keeps the report under the script and the patch (its date and
-    message id aside)."""
+def checkpatch_all(tree: Path, patches: list[Path], cache: ResultCache | None = None,
+                   jobs: int = 1) -> list[CheckpatchReport | None]:
+    """checkpatch.pl on each of PATCHES, in order; Nones when the tree has none.
+
+    checkpatch.pl checks every file it is given on its own, and it spends
+    most of a run starting (0.26 s a patch one by one, 2.2 s for the 72 of
+    the default tree's series in one run), so the patches not in CACHE go
+    to at most JOBS runs.  CACHE keeps each report under the script and the
+    patch (its date and message id aside).
+    """
     script = tree / "scripts" / "checkpatch.pl"
     if not script.is_file():
-        return None
-    key = ""
-    if cache is not None and cache.root is not None:
-        lines = [l for l in patch.read_text(errors="replace").splitlines(keepends=True)
-                 if not l.startswith(VOLATILE_PATCH_LINES)]
-        key = cache.key("checkpatch", *[file_digest(tree / "scripts" / n)
-                                        for n in CHECKPATCH_DATA
-                                        if (tree / "scripts" / n).is_file()], "".join(lines))
+        return [None] * len(patches)
+    keys = {p: checkpatch_key(tree, p) for p in patches} \
+        if cache is not None and cache.root is not None else {}
+    reports: dict[Path, CheckpatchReport] = {}
+    for p, key in keys.items():
         kept = cache.get("checkpatch", key)
         if isinstance(kept, dict):
-            return CheckpatchReport(patch.name, kept["errors"], kept["warnings"],
-                                    kept["checks"])
-    done = subprocess.run(["perl", str(script), "--no-tree", "--terse", "--show-types",
-                           "--no-summary", str(patch)], cwd=tree, capture_output=True,
-                          text=True)
+            reports[p] = CheckpatchReport(p.name, kept["errors"], kept["warnings"],
+                                          kept["checks"])
+    todo = [p for p in patches if p not in reports]
+    batches = [todo[i::jobs] for i in range(max(1, jobs)) if todo[i::jobs]]
+    with ThreadPoolExecutor(max_workers=max(1, len(batches))) as pool:
+        for found in pool.map(lambda batch: run_checkpatch(tree, batch), batches):
+            reports.update(found)
+    for p in todo:
+        if p in keys:
+            r = reports[p]
+            cache.put("checkpatch", keys[p], {"errors": r.errors, "warnings": r.warnings,
+                                              "checks": r.checks})
+    return [reports[p] for p in patches]
+
+
+def checkpatch_key(tree: Path, patch: Path) -> str:
+    lines = [l for l in patch.read_text(errors="replace").splitlines(keepends=True)
+             if not l.startswith(VOLATILE_PATCH_LINES)]
+    return ResultCache.key("checkpatch", *[file_digest(tree / "scripts" / n)
+                                           for n in CHECKPATCH_DATA
+                                           if (tree / "scripts" / n).is_file()], "".join(lines))
+
+
+def run_checkpatch(tree: Path, patches: list[Path]) -> dict[Path, CheckpatchReport]:
+    """One checkpatch.pl run on PATCHES; --terse puts the patch's path
+    in front of each of its lines."""
+    done = subprocess.run(["perl", str(tree / "scripts" / "checkpatch.pl"), "--no-tree",
+                           "--terse", "--show-types", "--no-summary", *map(str, patches)],
+                          cwd=tree, capture_output=True, text=True)
     lines = done.stdout.splitlines()
-    pick = lambda kind: [l.split(": ", 1)[-1] for l in lines if f": {kind}:" in l]
-    report = CheckpatchReport(patch.name, pick("ERROR"), pick("WARNING"), pick("CHECK"))
-    if key:
-        cache.put("checkpatch", key, {"errors": report.errors, "warnings": report.warnings,
-                                      "checks": report.checks})
-    return report
+    found = {}
+    for p in patches:
+        mine = [l[len(str(p)) + 1:] for l in lines if l.startswith(f"{p}:")]
+        pick = lambda kind: [l.split(": ", 1)[-1] for l in mine if f": {kind}:" in l]
+        found[p] = CheckpatchReport(p.name, pick("ERROR"), pick("WARNING"), pick("CHECK"))
+    return found
