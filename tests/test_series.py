@@ -21,6 +21,7 @@ import pytest
 
 from conftest import FIXTURE_TREE, REPO, load_json, run_convert
 from sem2mutex.series.builder import core_files
+from sem2mutex.errors import ToolFailure
 from sem2mutex.tools.kernel_scripts import checkpatch_all, run_checkpatch
 
 IDENTITY = "Series Test <series-test@sem2mutex.invalid>"
@@ -404,3 +405,14 @@ reason = "looks fine"
     cover = " ".join((out / "0000-cover-letter.patch").read_text().split())
     assert "field:drivers/fixture/more.c:struct more_dev.exported_try is a mutex by a " \
            "reviewer's verdict (Ada Reviewer <ada@example.org>" in cover
+
+
+def test_a_checkpatch_run_that_dies_is_a_tool_failure(tmp_path):
+    """A patch checkpatch.pl never got to must not pass for a clean one."""
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts/checkpatch.pl").write_text('die "broken\\n";\n')
+    patches = [tmp_path / f"000{n}-x.patch" for n in (1, 2)]
+    for p in patches:
+        p.write_text("Subject: [PATCH] x\n")
+    with pytest.raises(ToolFailure, match="checkpatch.pl exited 255 on 2 patch"):
+        checkpatch_all(tmp_path, patches, jobs=1)

@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from sem2mutex.errors import ToolFailure
 from sem2mutex.tools.cache import ResultCache, file_digest
 
 
@@ -70,7 +71,8 @@ def checkpatch_all(tree: Path, patches: list[Path], cache: ResultCache | None = 
             reports[p] = CheckpatchReport(p.name, kept["errors"], kept["warnings"],
                                           kept["checks"])
     todo = [p for p in patches if p not in reports]
-    batches = [todo[i::jobs] for i in range(max(1, jobs)) if todo[i::jobs]]
+    runs = max(1, jobs)
+    batches = [todo[i::runs] for i in range(runs) if todo[i::runs]]
     with ThreadPoolExecutor(max_workers=max(1, len(batches))) as pool:
         for found in pool.map(lambda batch: run_checkpatch(tree, batch), batches):
             reports.update(found)
@@ -96,6 +98,12 @@ def run_checkpatch(tree: Path, patches: list[Path]) -> dict[Path, CheckpatchRepo
     done = subprocess.run(["perl", str(tree / "scripts" / "checkpatch.pl"), "--no-tree",
                            "--terse", "--show-types", "--no-summary", *map(str, patches)],
                           cwd=tree, capture_output=True, text=True)
+    # 0: nothing to report, 1: something reported; anything else (no perl,
+    # the script died) must not pass for clean patches
+    if done.returncode not in (0, 1):
+        tail = "\n".join(done.stderr.strip().splitlines()[-3:])
+        raise ToolFailure(f"checkpatch.pl exited {done.returncode} on {len(patches)} "
+                          f"patch(es): {tail}")
     lines = done.stdout.splitlines()
     found = {}
     for p in patches:
