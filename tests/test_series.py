@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURE_TREE, REPO, load_json, run_convert
-from sem2mutex.series.builder import core_files
+from sem2mutex.series.builder import MaintainersAhead, core_files
 from sem2mutex.errors import ToolFailure
-from sem2mutex.tools.kernel_scripts import checkpatch_all, run_checkpatch
+from sem2mutex.tools.cache import ResultCache
+from sem2mutex.tools.kernel_scripts import checkpatch_all, get_maintainer, run_checkpatch
 
 IDENTITY = "Series Test <series-test@sem2mutex.invalid>"
 KERNEL_SCRIPTS = ["scripts/checkpatch.pl", "scripts/get_maintainer.pl", "scripts/spelling.txt",
@@ -416,3 +417,22 @@ def test_a_checkpatch_run_that_dies_is_a_tool_failure(tmp_path):
         p.write_text("Subject: [PATCH] x\n")
     with pytest.raises(ToolFailure, match="checkpatch.pl exited 255 on 2 patch"):
         checkpatch_all(tmp_path, patches, jobs=1)
+
+
+def test_maintainers_asked_ahead_are_not_asked_again(tmp_path):
+    """What MaintainersAhead asks lands where get_maintainer() looks."""
+    tree = tmp_path / "linux"
+    (tree / "scripts").mkdir(parents=True)
+    (tree / "a.c").write_text("int a;\n")
+    asked = tmp_path / "asked"
+    (tree / "scripts/get_maintainer.pl").write_text(
+        f'open(my $log, ">>", "{asked}"); print $log "@ARGV\\n"; close($log);\n'
+        'print "A Maintainer <a\\@example.invalid>\\n";\n')
+    cache = ResultCache(tmp_path / "cache")
+    ahead = MaintainersAhead(tree, cache, [["a.c"]])
+    ahead.stop()
+    assert asked.read_text().count("a.c") == 1
+    assert get_maintainer(tree, ["a.c"], cache) == ["A Maintainer <a@example.invalid>"]
+    assert asked.read_text().count("a.c") == 1
+    MaintainersAhead(tree, ResultCache(None), [["a.c"]]).stop()  # no cache: asks nothing
+    assert asked.read_text().count("a.c") == 1

@@ -135,6 +135,35 @@ def series_problem(tree: KernelTree) -> str | None:
 EXPORT_CHANGE = r"EXPORT_|^[[:space:]]*#[[:space:]]*(if|ifdef|ifndef|elif|else|endif)\b"
 
 
+def planned_files(plan: RewritePlan, units: list[ConversionUnit]) -> list[list[str]]:
+    """The files each unit's patch will hold if the rewrite changes every
+    file the plan names (as SeriesBuilder.convert assigns them)."""
+    owners = file_owners(plan, units)
+    return [[f for f in sorted(owners) if min(owners[f]) == n] for n in range(len(units))]
+
+
+class MaintainersAhead:
+    """get_maintainer.pl asked, on a thread of its own, about file lists a
+    later step will ask about: the answers land in the cache under the key
+    get_maintainer() looks up, so they change no result.  Without a cache
+    it does nothing."""
+
+    def __init__(self, tree: Path, cache: ResultCache | None, file_lists: list[list[str]]):
+        self.pool: ThreadPoolExecutor | None = None
+        if cache is None or cache.root is None:
+            return
+        self.pool = ThreadPoolExecutor(max_workers=1)
+        for files in file_lists:
+            # a failure (no perl) is for the real question to meet and report
+            self.pool.submit(get_maintainer, tree, files, cache)
+
+    def stop(self) -> None:
+        """Drop the questions not started; wait for the one running."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
 def export_candidates(repo: MiniRepo) -> list[str]:
     """The files of the series whose exports may differ before and after
     it: those whose diff adds or removes an export line or a conditional,
@@ -164,16 +193,22 @@ class SeriesBuilder:
                                    self.req.identity)
         self.progress.step(f"series: {len(files)} files copied into a scratch repository")
         patches: list[PatchInfo] = []
-        with self.progress.stage("series: core patches"):
-            patches += self.core_patch(repo, core_api.counting_api_change(),
-                                       partial(core_api.apply_counting_api,
-                                               spatch=self.req.spatch))
-            patches += self.core_patch(repo, simple_mutex.simple_mutex_change(),
-                                       partial(simple_mutex.apply_simple_mutex,
-                                               spatch=self.req.spatch))
         units = conversion_units(self.req.audit.instances, plan, self.maintainers)
-        with self.progress.stage("series: rewrite and conversion patches"):
-            results, units = self.convert(repo, plan, units, patches)
+        # the core patches run one spatch at a time: the other core asks
+        # get_maintainer.pl about the files each unit is to change
+        warming = MaintainersAhead(self.req.tree, self.req.cache, planned_files(plan, units))
+        try:
+            with self.progress.stage("series: core patches"):
+                patches += self.core_patch(repo, core_api.counting_api_change(),
+                                           partial(core_api.apply_counting_api,
+                                                   spatch=self.req.spatch))
+                patches += self.core_patch(repo, simple_mutex.simple_mutex_change(),
+                                           partial(simple_mutex.apply_simple_mutex,
+                                                   spatch=self.req.spatch))
+            with self.progress.stage("series: rewrite and conversion patches"):
+                results, units = self.convert(repo, plan, units, patches, warming)
+        finally:
+            warming.stop()
         if self.req.mode == "flag-day":
             with self.progress.stage("series: core patches"):
                 patches += self.core_patch(repo, core_api.flag_day_change(),
@@ -203,7 +238,8 @@ class SeriesBuilder:
                 return files.result()
 
     def convert(self, repo: MiniRepo, plan: RewritePlan, units: list[ConversionUnit],
-                patches: list[PatchInfo]) -> tuple[list[RewriteResult], list[ConversionUnit]]:
+                patches: list[PatchInfo], warming: "MaintainersAhead"
+                ) -> tuple[list[RewriteResult], list[ConversionUnit]]:
         """Rewrite every instance in one spatch pass, then commit each
         subsystem's files as its own patch.
 
@@ -236,6 +272,7 @@ class SeriesBuilder:
         unit_files = [[f for f in whole.files_changed if min(owners[f]) == n]
                       for n in range(len(units))]
         views = [unit_view(whole, unit, files) for unit, files in zip(units, unit_files)]
+        warming.stop()  # what it has not asked yet is asked here, once
         with self.progress.stage("series: get_maintainer"), \
                 ThreadPoolExecutor(max_workers=max(1, self.req.jobs)) as pool:
             ccs = list(pool.map(lambda view: get_maintainer(self.req.tree, view.files_changed,
