@@ -238,7 +238,7 @@ class SeriesBuilder:
                 return files.result()
 
     def convert(self, repo: MiniRepo, plan: RewritePlan, units: list[ConversionUnit],
-                patches: list[PatchInfo], warming: "MaintainersAhead"
+                patches: list[PatchInfo], warming: MaintainersAhead
                 ) -> tuple[list[RewriteResult], list[ConversionUnit]]:
         """Rewrite every instance in one spatch pass, then commit each
         subsystem's files as its own patch.
