@@ -5,7 +5,10 @@ import os
 
 import pytest
 
-from sem2mutex.tools.grep import GrepError, grep_sources, top_level_entries
+from sem2mutex.tools.cache import ResultCache
+from sem2mutex.tools.grep import (GrepError, GrepMemo, grep_by_unit, grep_entry, grep_sources,
+                                  top_level_entries, unit_batches)
+from sem2mutex.tools.snapshot import TreeSnapshot
 
 
 @pytest.fixture
@@ -33,3 +36,31 @@ def test_skipped_directories_and_symlinks_are_not_read(tree):
 def test_a_grep_failure_is_an_error_not_an_empty_result(tree):
     with pytest.raises(GrepError, match="grep failed"):
         grep_sources(tree, ["-E", "-e", "("], jobs=2)
+
+
+@pytest.fixture
+def memo(tree, tmp_path_factory):
+    (tree / "kernel" / "odd:name.c").write_text("down(&s); /* up: */\n")
+    snapshot = TreeSnapshot.take(tree)
+    # drivers/ split the way a big top-level directory is
+    units = {u: snapshot.digest_of([f for f in snapshot.files if f.startswith(u)])
+             for u in ("drivers/a", "drivers/b.h", "kernel", "tools", "top.c")}
+    return GrepMemo(ResultCache(tmp_path_factory.mktemp("cache")),
+                    TreeSnapshot(tree, snapshot.files, units))
+
+
+@pytest.mark.parametrize("options", [["-l", "-e", "down"], ["-o", "-w", "-e", "down", "-e", "up"],
+                                     ["-n", "-e", "-l", "-e", "up"], ["-c", "-e", "up"]])
+def test_units_grepped_in_batches_give_each_unit_its_own_grep(tree, memo, options):
+    units = sorted(memo.snapshot.units)
+    batched = grep_by_unit(tree, options, units, 2, memo)
+    assert batched == {u: grep_entry(tree, options, u) for u in units}
+    assert batched["kernel"]  # the name with a colon came back to its unit
+    assert grep_by_unit(tree, options, units, 2, memo) == batched  # from the cache
+
+
+def test_batches_cover_every_unit_once(memo):
+    units = sorted(memo.snapshot.units)
+    batches = unit_batches(units, memo.snapshot, jobs=2)
+    assert sorted(u for batch in batches for u in batch) == units
+    assert unit_batches([], memo.snapshot, jobs=2) == []
