@@ -41,6 +41,7 @@ def test_a_grep_failure_is_an_error_not_an_empty_result(tree):
 @pytest.fixture
 def memo(tree, tmp_path_factory):
     (tree / "kernel" / "odd:name.c").write_text("down(&s); /* up: */\n")
+    (tree / "kernel" / "feed.c").write_text("down\fup(&s);\n")
     snapshot = TreeSnapshot.take(tree)
     # drivers/ split the way a big top-level directory is
     units = {u: snapshot.digest_of([f for f in snapshot.files if f.startswith(u)])
@@ -50,7 +51,8 @@ def memo(tree, tmp_path_factory):
 
 
 @pytest.mark.parametrize("options", [["-l", "-e", "down"], ["-o", "-w", "-e", "down", "-e", "up"],
-                                     ["-n", "-e", "-l", "-e", "up"], ["-c", "-e", "up"]])
+                                     ["-n", "-e", "-l", "-e", "up"], ["-c", "-e", "up"],
+                                     ["-o", "-e", "down.up"]])
 def test_units_grepped_in_batches_give_each_unit_its_own_grep(tree, memo, options):
     units = sorted(memo.snapshot.units)
     batched = grep_by_unit(tree, options, units, 2, memo)

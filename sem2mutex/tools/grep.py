@@ -167,18 +167,27 @@ def grep_units(tree: Path, options: list[str], units: list[str]) -> dict[str, li
         raise GrepError(f"grep failed in {tree}: {last}")
     found: dict[str, list[str]] = {u: [] for u in units}
     wanted = set(units)
-    if names_only(options):
-        lines = [(name, name) for name in done.stdout.split("\0") if name]
-    else:
-        lines = []
-        for line in done.stdout.splitlines():
-            name, _, rest = line.partition("\0")
-            lines.append((name, f"{name}:{rest}"))
-    for name, line in lines:
+
+    def unit_named(name: str) -> str:
         unit = unit_of(name, wanted)
         if unit is None:
             raise GrepError(f"grep printed {name!r}, outside the units it was given")
-        found[unit].append(line)
+        return unit
+    if names_only(options):
+        for name in filter(None, done.stdout.split("\0")):
+            found[unit_named(name)].append(name)
+        return found
+    current = None
+    for line in done.stdout.splitlines():
+        name, nul, rest = line.partition("\0")
+        if nul:
+            current = unit_named(name)
+            line = f"{name}:{rest}"
+        elif current is None:
+            raise GrepError(f"grep printed {line!r} before any file name")
+        # else: the rest of a match that held a line separator of
+        # splitlines() (a form feed): a line of its own, as without -Z
+        found[current].append(line)
     return found
 
 
