@@ -3,14 +3,14 @@
 Every grep in sem2mutex is a prefilter: it picks the files worth giving
 to spatch or to the compiler, never decides anything about C.
 
-grep -r over a whole tree runs one grep per top-level entry, in parallel.
-
 The prefilters that keep spatch to the files that can match (intake's
 candidate files, the callers of a wrapper or of a pointer-taking function)
 grep the whole kernel: about 70,000 .c and .h files, 3 to 7 s for one
 single-threaded grep.  GNU grep has no threads of its own, so the tree is
-split at its top level and the greps run side by side, the directories
-with the most subdirectories (drivers/ first) started first.
+split and the greps run side by side: without a cache one grep per
+top-level entry, the directories with the most subdirectories (drivers/
+first) started first; with one, the snapshot's grep units, those not
+answered from the cache a batch at a time (grep_by_unit).
 """
 from __future__ import annotations
 
