@@ -24,6 +24,7 @@ from functools import partial
 from pathlib import Path
 
 from sem2mutex.errors import GrepError
+from sem2mutex.tools.batches import heaviest_first
 from sem2mutex.tools.cache import ResultCache
 from sem2mutex.tools.git import git
 from sem2mutex.tools.snapshot import TreeSnapshot
@@ -118,31 +119,17 @@ def grep_by_unit(tree: Path, options: list[str], units: list[str], jobs: int,
 # A cold tree has some 500 units: one grep for each cost 3.7 s on 6.1
 # where one grep per top-level entry took 2.0 s (process starts, and the
 # small units queueing behind one big one).  The units not in the cache are
-# grepped a batch at a time instead, about a quarter of a worker's share
-# of the files each, biggest first, and grep's output split back by unit.
+# grepped a batch at a time instead, weighed by their file counts, and
+# grep's output split back by unit.
 def unit_batches(units: list[str], snapshot: TreeSnapshot, jobs: int) -> list[list[str]]:
     """UNITS in batches of about equal file counts, the biggest first."""
-    if not units:
-        return []
     wanted = set(units)
     sizes = dict.fromkeys(units, 0)
     for f in snapshot.files:
         unit = unit_of(f, wanted)
         if unit is not None:
             sizes[unit] += 1
-    target = max(1, sum(sizes.values()) // max(1, jobs * 4))
-    batches: list[list[str]] = []
-    current: list[str] = []
-    weight = 0
-    for u in sorted(units, key=lambda u: (-sizes[u], u)):
-        current.append(u)
-        weight += sizes[u]
-        if weight >= target:
-            batches.append(current)
-            current, weight = [], 0
-    if current:
-        batches.append(current)
-    return batches
+    return heaviest_first(sizes, jobs)
 
 
 def unit_of(path: str, units: set[str]) -> str | None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from sem2mutex.errors import MissingTool, SpatchError
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.progress import Progress
+from sem2mutex.tools.batches import heaviest_first
 from sem2mutex.tools.cache import ResultCache, file_digest, no_cache
 
 # The kernel constructs spatch's own standard.h does not cover (README there).
@@ -146,27 +147,9 @@ def combine_rules(cocci_files: list[Path]) -> str:
 
 
 def cost_ordered_chunks(costs: dict[str, float], jobs: int) -> list[list[str]]:
-    """Chunks of files, most expensive first, for a pool of JOBS workers.
-
-    Each chunk costs about a quarter of a worker's share, so a worker that
-    drew cheap chunks takes more of them and the workers finish together;
-    a file costlier than that is a chunk of its own, started first, so it
-    never runs alone at the end while the other core idles.
-    """
-    ordered = sorted(costs, key=lambda f: (-costs[f], f))
-    target = sum(costs.values()) / max(1, jobs * 4)
-    chunks: list[list[str]] = []
-    current: list[str] = []
-    weight = 0.0
-    for name in ordered:
-        current.append(name)
-        weight += costs[name]
-        if weight >= target or len(current) >= FILES_PER_CHUNK:
-            chunks.append(current)
-            current, weight = [], 0.0
-    if current:
-        chunks.append(current)
-    return chunks
+    """Chunks of files, most expensive first, for a pool of JOBS workers
+    (tools/batches.py), at most FILES_PER_CHUNK files each."""
+    return heaviest_first(costs, jobs, most=FILES_PER_CHUNK)
 
 
 # A chunk is one spatch, and each start costs half a second of reading the

@@ -1,0 +1,28 @@
+"""Work cut into batches for a pool of workers that should finish together."""
+from __future__ import annotations
+
+
+def heaviest_first(weights: dict[str, float], jobs: int,
+                   most: int | None = None) -> list[list[str]]:
+    """The names of WEIGHTS in batches, the heaviest first, for JOBS workers.
+
+    Each batch weighs about a quarter of a worker's share, so a worker that
+    drew light batches takes more of them and the workers finish together;
+    a name heavier than that is a batch of its own, started first, so it
+    never runs alone at the end while the other workers idle.  MOST caps
+    the names in a batch.
+    """
+    ordered = sorted(weights, key=lambda name: (-weights[name], name))
+    target = sum(weights.values()) / max(1, jobs * 4)
+    batches: list[list[str]] = []
+    current: list[str] = []
+    weight = 0.0
+    for name in ordered:
+        current.append(name)
+        weight += weights[name]
+        if weight >= target or (most is not None and len(current) >= most):
+            batches.append(current)
+            current, weight = [], 0.0
+    if current:
+        batches.append(current)
+    return batches
