@@ -4,8 +4,10 @@
 # RUNS runs (default 3); then one facts rule run by hand with
 # `spatch --dir` on the same tree, and the ratio.  HAND=0 skips the hand
 # run (it takes about seven minutes on 2 cores); SKIP_6_1=1 measures only
-# the 2.6.x tree.  Prints figures; asserts
-# nothing.
+# the 2.6.x tree.  Each run also prints the processor time it used (user +
+# system, of every process it started): that over the number of CPUs is
+# the least wall time the same work can take on this machine.  Prints
+# figures; asserts nothing.
 #
 #   SEM2MUTEX_TREE_2_6=/path/to/linux-2.6.11 benchmarks/cold.sh
 set -eu
@@ -17,16 +19,23 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 identity="sem2mutex bench <bench@sem2mutex.invalid>"
 
-seconds() {  # COMMAND... ; prints its wall time
-	start=$(date +%s.%N)
-	"$@" >/dev/null 2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
-	end=$(date +%s.%N)
-	echo "$end - $start" | bc
+timed() {  # COMMAND... ; prints its wall time and processor time, in seconds
+	/usr/bin/python3 - "$@" 2>"$work/stderr" <<'PY' || { cat "$work/stderr" >&2; exit 1; }
+import resource, subprocess, sys, time
+start = time.monotonic()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+wall = time.monotonic() - start
+if done.returncode != 0:
+    sys.exit(done.stderr)
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{wall:.1f} {used.ru_utime + used.ru_stime:.1f}")
+PY
 }
 
 cold_run() {  # ARGS... ; convert.py with a cache of its own, emptied first
 	rm -rf "$work/cache" "$work/out"
-	SEM2MUTEX_CACHE="$work/cache" ./convert.py -q -o "$work/out" --identity "$identity" "$@"
+	SEM2MUTEX_CACHE="$work/cache" timed ./convert.py -q -o "$work/out" \
+		--identity "$identity" "$@"
 }
 
 median() {
@@ -38,6 +47,13 @@ print(f"{statistics.median(times):.1f} s (runs: {shown})")
 PY
 }
 
+least() {  # CPU_SECONDS... ; their median over the number of CPUs
+	/usr/bin/python3 - "$(nproc)" "$@" <<'PY'
+import statistics, sys
+print(f"{statistics.median(float(x) for x in sys.argv[2:]) / int(sys.argv[1]):.1f}")
+PY
+}
+
 by_hand() {  # TREE ; one facts rule over the whole tree, as a user would run it
 	spatch --python /usr/bin/python3 --sp-file cocci/facts/calls.cocci -D report \
 		--dir "$1" -j "$(nproc)" --no-includes --include-headers --very-quiet
@@ -45,16 +61,19 @@ by_hand() {  # TREE ; one facts rule over the whole tree, as a user would run it
 
 report() {  # LABEL TREE ARGS...
 	label=$1 t=$2; shift 2
-	times=""
+	times="" cpu=""
 	i=0
 	while [ "$i" -lt "$runs" ]; do
-		one=$(seconds cold_run "$t" "$@")
-		echo "  run $((i + 1)): $one s" >&2
-		times="$times $one"
+		one=$(cold_run "$t" "$@")
+		echo "  run $((i + 1)): ${one% *} s, processor time ${one#* } s" >&2
+		times="$times ${one% *}"
+		cpu="$cpu ${one#* }"
 		i=$((i + 1))
 	done
 	med=$(median $times)
 	echo "$label: $med on $(nproc) CPUs"
+	echo "  processor time: $(median $cpu), at least $(least $cpu) s of wall time" \
+		"on $(nproc) CPUs"
 	if [ "${HAND:-1}" != 0 ]; then
 		# timed even when spatch fails (on the whole 6.1 tree one of its
 		# -j workers died with End_of_file once): said, not fatal
