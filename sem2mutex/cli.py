@@ -112,7 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(a cold run, as on a first run)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("-v", "--verbose", action="store_true",
-                   help="at the end, the time of each stage and the slowest files")
+                   help="at the end, the wall and processor time of each stage and the "
+                        "slowest files")
     return p
 
 

@@ -1,7 +1,9 @@
 """Progress lines on stderr for long steps; silent with -q.  With -v, a
-breakdown at the end: the time of each stage and the slowest files."""
+breakdown at the end: the time of each stage, wall and processor, and the
+slowest files."""
 from __future__ import annotations
 
+import resource
 import sys
 import time
 from contextlib import contextmanager
@@ -16,6 +18,8 @@ class Progress:
     stream: TextIO = field(default_factory=lambda: sys.stderr)
     _started: float = field(default_factory=time.monotonic)
     stages: list[tuple[str, float]] = field(default_factory=list)
+    # processor seconds by stage: what the wall time would be on one core
+    processor: dict[str, float] = field(default_factory=dict)
     # seconds spent on each file, by what it was given to (spatch, the lexer)
     file_seconds: dict[str, dict[str, float]] = field(default_factory=dict)
 
@@ -34,11 +38,12 @@ class Progress:
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Time the block as stage NAME (for the -v breakdown)."""
-        started = time.monotonic()
+        started, used = time.monotonic(), processor_seconds()
         try:
             yield
         finally:
             self.stages.append((name, time.monotonic() - started))
+            self.processor[name] = self.processor.get(name, 0.0) + processor_seconds() - used
 
     def spent_on(self, what: str, seconds: dict[str, float]) -> None:
         mine = self.file_seconds.setdefault(what, {})
@@ -55,10 +60,13 @@ class Progress:
         """With -v: where the time went."""
         if not self.verbose:
             return
-        total = time.monotonic() - self._started
-        print(f"sem2mutex: time by stage ({total:.1f}s in all):", file=self.stream)
+        total, used = time.monotonic() - self._started, processor_seconds()
+        print(f"sem2mutex: time by stage ({total:.1f}s in all, {used:.1f}s of processor "
+              "time):", file=self.stream)
+        print(f"sem2mutex: {'wall':>10}  {'processor':>9}  stage", file=self.stream)
         for name, seconds in self.timings().items():
-            print(f"sem2mutex:   {seconds:7.1f}s  {name}", file=self.stream)
+            print(f"sem2mutex:   {seconds:7.1f}s  {self.processor[name]:8.1f}s  {name}",
+                  file=self.stream)
         for what, per_file in sorted(self.file_seconds.items()):
             top = sorted(per_file.items(), key=lambda kv: -kv[1])[:slowest]
             if top:
@@ -66,3 +74,12 @@ class Progress:
                 for f, s in top:
                     print(f"sem2mutex:   {s:7.1f}s  {f}", file=self.stream)
         self.stream.flush()
+
+
+def processor_seconds() -> float:
+    """User and system time of this process and of the children it has
+    waited for: a spatch counts in the stage it ends in (the lexing a
+    stage starts ahead of the next counts in the next)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
