@@ -6,8 +6,9 @@ import os
 import pytest
 
 from sem2mutex.tools.cache import ResultCache
-from sem2mutex.tools.grep import (GrepError, GrepMemo, grep_by_unit, grep_entry, grep_sources,
-                                  top_level_entries, unit_batches)
+from sem2mutex.tools.grep import (GrepError, GrepMemo, files_with_patterns, grep_by_unit,
+                                  grep_entry, grep_sources, top_level_entries, unit_batches,
+                                  word_lines)
 from sem2mutex.tools.snapshot import TreeSnapshot
 
 
@@ -66,3 +67,26 @@ def test_batches_cover_every_unit_once(memo):
     batches = unit_batches(units, memo.snapshot, jobs=2)
     assert sorted(u for batch in batches for u in batch) == units
     assert unit_batches([], memo.snapshot, jobs=2) == []
+
+
+# A Latin-1 name in a comment on the line of the call: in a UTF-8 locale
+# grep -I drops that line (the file "is binary") and prints nothing.
+LATIN1_LINE = b"static void f(void)\n{\n\tdown(&s); /* J\xf6rg */\n}\n"
+
+
+@pytest.fixture
+def latin1_tree(tmp_path, monkeypatch):
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")  # the user's locale does not matter
+    (tmp_path / "drivers").mkdir()
+    (tmp_path / "drivers" / "old.c").write_bytes(LATIN1_LINE)
+    return tmp_path
+
+
+def test_a_line_in_another_encoding_is_still_found(latin1_tree, tmp_path_factory):
+    expected = ["drivers/old.c:\tdown(&s); /* J\ufffdrg */"]
+    assert grep_sources(latin1_tree, ["-E", "-e", r"\bdown\b"], jobs=2) == expected
+    snapshot = TreeSnapshot.take(latin1_tree)
+    memo = GrepMemo(ResultCache(tmp_path_factory.mktemp("cache")), snapshot)
+    assert grep_sources(latin1_tree, ["-E", "-e", r"\bdown\b"], jobs=2, memo=memo) == expected
+    assert word_lines(latin1_tree, ["drivers/old.c"], {"s"}) == {"drivers/old.c": {"s": {3}}}
+    assert files_with_patterns(latin1_tree, ["drivers/old.c"], [r"J.rg"]) == {"drivers/old.c"}

@@ -32,6 +32,19 @@ from sem2mutex.tools.snapshot import TreeSnapshot
 SOURCE_GLOBS = ("--include=*.c", "--include=*.h")
 
 
+# grep runs in the C locale, where every byte is a character: in a UTF-8
+# locale grep -I drops a matching line that holds a byte of another
+# encoding (a Latin-1 name in a comment beside a down() call), and -w
+# counts a non-ASCII letter as part of a word.  Part of the cache keys:
+# answers kept from another locale may lack lines.
+GREP_LOCALE = "C"
+
+
+def c_locale() -> dict[str, str]:
+    """The environment grep runs in."""
+    return {**os.environ, "LC_ALL": GREP_LOCALE}
+
+
 def top_level_entries(tree: Path) -> list[str]:
     """TREE's entries, biggest-looking directories first, files last.
 
@@ -57,7 +70,8 @@ class GrepMemo:
     snapshot: TreeSnapshot
 
     def answer(self, label: str, args: list, files: list[str], compute) -> list:
-        key = self.cache.key("grep", label, json.dumps(args), self.snapshot.digest_of(files))
+        key = self.cache.key("grep", GREP_LOCALE, label, json.dumps(args),
+                             self.snapshot.digest_of(files))
         kept = self.cache.get("grep", key)
         if isinstance(kept, list):
             return kept
@@ -87,7 +101,8 @@ def grep_entry(tree: Path, options: list[str], entry: str) -> list[str]:
     """grep -r OPTIONS over ENTRY of TREE (a file or directory)."""
     # -H: a top-level file is grep's only operand, and would print unnamed
     done = subprocess.run(["grep", "-r", "-H", "-I", *SOURCE_GLOBS, *options, "--", entry],
-                          cwd=tree, capture_output=True, text=True, errors="replace")
+                          cwd=tree, capture_output=True, env=c_locale(), text=True,
+                          errors="replace")
     if done.returncode not in (0, 1):
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise GrepError(f"grep failed in {tree}/{entry}: {last}")
@@ -99,7 +114,8 @@ def grep_by_unit(tree: Path, options: list[str], units: list[str], jobs: int,
     """unit -> the output lines of grep -r OPTIONS over that unit of
     MEMO's snapshot; a unit whose files did not change is answered from
     the cache."""
-    keys = {u: memo.cache.key("grep-unit", json.dumps(options), u, memo.snapshot.units[u])
+    keys = {u: memo.cache.key("grep-unit", GREP_LOCALE, json.dumps(options), u,
+                              memo.snapshot.units[u])
             for u in units}
     found: dict[str, list[str]] = {}
     for u in units:
@@ -148,7 +164,8 @@ def grep_units(tree: Path, options: list[str], units: list[str]) -> dict[str, li
     line is given back to its unit whatever the name or the match holds;
     the lines come back as grep prints them without -Z."""
     done = subprocess.run(["grep", "-r", "-H", "-I", "-Z", *SOURCE_GLOBS, *options, "--",
-                           *units], cwd=tree, capture_output=True, text=True, errors="replace")
+                           *units], cwd=tree, capture_output=True, env=c_locale(), text=True,
+                          errors="replace")
     if done.returncode not in (0, 1):
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise GrepError(f"grep failed in {tree}: {last}")
@@ -223,7 +240,7 @@ def files_with_words(root: Path, files: list[str], words: list[str]) -> list[str
     if not files:
         return []
     done = subprocess.run(["grep", "-l", "-w", *[a for w in words for a in ("-e", w)],
-                           "--", *files], cwd=root, capture_output=True, text=True)
+                           "--", *files], cwd=root, capture_output=True, env=c_locale(), text=True)
     if done.returncode > 1:
         raise GrepError(f"grep failed in {root}: {done.stderr.strip()[:200]}")
     return sorted(set(done.stdout.split()))
@@ -298,7 +315,8 @@ def files_with_patterns(root: Path, files: list[str], patterns: list[str],
     options = [a for p in patterns for a in ("-e", p)]
     for start in range(0, len(files), chunk):
         done = subprocess.run(["grep", "-l", "-E", *options, "--", *files[start:start + chunk]],
-                              cwd=root, capture_output=True, text=True, errors="replace")
+                              cwd=root, capture_output=True, env=c_locale(), text=True,
+                              errors="replace")
         if done.returncode > 1:
             raise GrepError(f"grep failed in {root}: {done.stderr.strip()[:200]}")
         found.update(done.stdout.split())
@@ -323,7 +341,8 @@ def word_lines(root: Path, files: list[str], words: set[str],
     for start in range(0, len(files), chunk):
         done = subprocess.run(["grep", "-H", "-n", "-o", "-w", *options, "--",
                                *files[start:start + chunk]],
-                              cwd=root, capture_output=True, text=True, errors="replace")
+                              cwd=root, capture_output=True, env=c_locale(), text=True,
+                              errors="replace")
         if done.returncode > 1:
             raise GrepError(f"grep failed in {root}: {done.stderr.strip()[:200]}")
         for line in done.stdout.splitlines():
