@@ -44,41 +44,40 @@ def piped(args: list[str], cwd) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL, check=False)
 
 
+def launched_as_piped(args: list[str], cwd) -> subprocess.CompletedProcess:
+    """launch(ARGS), checked against the same run through pipes."""
+    got = launch(find_spatch(), args, cwd)
+    before = piped(args, cwd)
+    assert got.returncode == before.returncode
+    assert got.stdout == before.stdout
+    assert got.stderr == before.stderr
+    return got
+
+
 def test_token_dump_as_a_pipe_gives_it(tmp_path):
     (tmp_path / "odd.c").write_bytes(ODD_SOURCE)
-    got = launch(find_spatch(), ["--tokens-c", "odd.c"], tmp_path)
-    before = piped(["--tokens-c", "odd.c"], tmp_path)
-    assert got.returncode == before.returncode == 0
-    assert got.stderr == before.stderr
-    assert got.stdout == before.stdout
+    got = launched_as_piped(["--tokens-c", "odd.c"], tmp_path)
+    assert got.returncode == 0
     assert '"down"' in got.stderr and "\r" not in got.stderr
 
 
 def test_records_as_a_pipe_gives_them(tmp_path):
     (tmp_path / "odd.c").write_bytes(ODD_SOURCE)
     (tmp_path / "calls.cocci").write_text(REPORT_CALLS)
-    args = ["--sp-file", "calls.cocci", "--very-quiet", "odd.c"]
-    got = launch(find_spatch(), args, tmp_path)
-    before = piped(args, tmp_path)
-    assert got.returncode == before.returncode == 0
-    assert got.stdout == before.stdout == "down sem 5 caf\u00e9\n"
-    assert got.stderr == before.stderr
+    got = launched_as_piped(["--sp-file", "calls.cocci", "--very-quiet", "odd.c"], tmp_path)
+    assert got.returncode == 0
+    assert got.stdout == "down sem 5 caf\u00e9\n"
 
 
 def test_parse_errors_as_a_pipe_gives_them(tmp_path):
     (tmp_path / "bad.c").write_bytes(UNPARSABLE_SOURCE)
     (tmp_path / "calls.cocci").write_text(REPORT_CALLS)
-    args = ["--sp-file", "calls.cocci", "--verbose-parsing", "bad.c"]
-    got = launch(find_spatch(), args, tmp_path)
-    before = piped(args, tmp_path)
-    assert got.returncode == before.returncode == 0
-    assert got.stderr == before.stderr
+    got = launched_as_piped(["--sp-file", "calls.cocci", "--verbose-parsing", "bad.c"], tmp_path)
+    assert got.returncode == 0
     assert 'whole content = \tint x = 1 2 "\ufffd";\n' in got.stderr
 
 
 def test_a_failure_keeps_its_status_and_message(tmp_path):
-    args = ["--sp-file", "missing.cocci", "odd.c"]
-    got = launch(find_spatch(), args, tmp_path)
-    before = piped(args, tmp_path)
-    assert got.returncode == before.returncode != 0
-    assert got.stderr == before.stderr and "missing.cocci" in got.stderr
+    got = launched_as_piped(["--sp-file", "missing.cocci", "odd.c"], tmp_path)
+    assert got.returncode != 0
+    assert "missing.cocci" in got.stderr
