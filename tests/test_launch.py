@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 
+import pytest
+
+from sem2mutex.errors import SpatchError
 from sem2mutex.tools.spatch import OCAML_GC, PYTHON, find_spatch, launch
 
 # A latin-1 comment, bytes that are no UTF-8 at all, CRLF line ends.
@@ -81,3 +85,9 @@ def test_a_failure_keeps_its_status_and_message(tmp_path):
     got = launched_as_piped(["--sp-file", "missing.cocci", "odd.c"], tmp_path)
     assert got.returncode != 0
     assert "missing.cocci" in got.stderr
+
+
+def test_no_room_for_the_output_is_a_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    with pytest.raises(SpatchError, match=r"cannot keep spatch's output in .*/gone: "):
+        launch(find_spatch(), ["--version"], tmp_path)

@@ -105,12 +105,21 @@ def launch(spatch: Path, args: list[str], cwd: Path,
     2.6.11 one after the other: 10.1 s through pipes, 8.9 s through
     files)."""
     python = PYTHON if "--sp-file" in args and "--python" not in args else []
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with output_file() as out, output_file() as err:
         done = subprocess.run([str(spatch), *python, *args], cwd=cwd, stdout=out, stderr=err,
                               env={**OCAML_GC, **os.environ, **(env or {})},
                               stdin=subprocess.DEVNULL, check=False)
         return subprocess.CompletedProcess(done.args, done.returncode,
                                            written(out), written(err))
+
+
+def output_file() -> IO[bytes]:
+    """A temporary file for spatch's output, gone once closed."""
+    try:
+        return tempfile.TemporaryFile()
+    except OSError as err:
+        raise SpatchError(f"cannot keep spatch's output in {tempfile.gettempdir()}: "
+                          f"{err.strerror or err}") from err
 
 
 def written(output: IO[bytes]) -> str:
