@@ -102,8 +102,8 @@ def launch(spatch: Path, args: list[str], cwd: Path,
     line at a time (a record, a token: 100,000 writes for a big file's
     token dump), and draining a pipe cost a poll and a read per write, in
     Python, beside the spatch on the other core (lexing 94 files of
-    2.6.11 one after the other: 10.1 s through pipes, 8.9 s through
-    files)."""
+    2.6.11 one after the other, twice: 10.1 and 11.3 s through pipes, 8.9
+    and 10.3 s through files)."""
     python = PYTHON if "--sp-file" in args and "--python" not in args else []
     with output_file() as out, output_file() as err:
         done = subprocess.run([str(spatch), *python, *args], cwd=cwd, stdout=out, stderr=err,
