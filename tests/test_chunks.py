@@ -1,9 +1,10 @@
 """How the fact passes cut their files into spatch runs: the expensive
 files first and alone, the cheap ones together, so two cores finish
-together and few spatch starts are paid."""
+together and few spatch starts are paid, a small pass in a chunk per
+worker."""
 from __future__ import annotations
 
-from sem2mutex.tools.spatch import FILES_PER_CHUNK, cost_ordered_chunks
+from sem2mutex.tools.spatch import FILES_PER_CHUNK, LEAST_CHUNK_SECONDS, cost_ordered_chunks
 
 
 def cost(chunk, costs):
@@ -24,8 +25,24 @@ def test_every_file_once_most_expensive_first():
 
 
 def test_many_cheap_files_make_few_chunks():
-    costs = {f"fs/f{n}.c": 0.05 for n in range(900)}
+    costs = {f"fs/f{n}.c": 0.1 for n in range(900)}
     chunks = cost_ordered_chunks(costs, 2)
-    # a cost share of 900 * 0.05 / 8 is about 113 files
+    # a cost share of 900 * 0.1 / 8 is about 113 files
     assert len(chunks) == 8
     assert [len(c) for c in chunks] == [113] * 7 + [109]
+
+
+def test_small_pass_makes_a_chunk_per_worker():
+    # 14 files, 3 s of work in all: eight chunks would pay eight spatch
+    # starts for it, one per worker pays two
+    costs = {f"drivers/p{n}.c": 0.1 + n * 0.02 for n in range(14)}
+    chunks = cost_ordered_chunks(costs, 2)
+    assert sorted(f for c in chunks for f in c) == sorted(costs)
+    assert len(chunks) == 2
+
+
+def test_medium_pass_chunks_reach_the_least_cost():
+    costs = {f"drivers/w{n}.c": 0.5 for n in range(60)}  # 30 s of work
+    chunks = cost_ordered_chunks(costs, 2)
+    assert sorted(f for c in chunks for f in c) == sorted(costs)
+    assert [cost(c, costs) for c in chunks] == [LEAST_CHUNK_SECONDS] * 5

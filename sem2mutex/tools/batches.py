@@ -3,17 +3,20 @@ from __future__ import annotations
 
 
 def heaviest_first(weights: dict[str, float], jobs: int,
-                   most: int | None = None) -> list[list[str]]:
+                   most: int | None = None, least: float = 0.0) -> list[list[str]]:
     """The names of WEIGHTS in batches, the heaviest first, for JOBS workers.
 
     Each batch weighs about a quarter of a worker's share, so a worker that
     drew light batches takes more of them and the workers finish together;
     a name heavier than that is a batch of its own, started first, so it
     never runs alone at the end while the other workers idle.  MOST caps
-    the names in a batch.
+    the names in a batch.  LEAST is the weight a batch reaches at least
+    when a batch has a cost of its own (a program to start): a small pass
+    is cut into a batch per worker, not into four per worker.
     """
     ordered = sorted(weights, key=lambda name: (-weights[name], name))
-    target = sum(weights.values()) / max(1, jobs * 4)
+    total = sum(weights.values())
+    target = max(total / max(1, jobs * 4), min(least, total / max(1, jobs)))
     batches: list[list[str]] = []
     current: list[str] = []
     weight = 0.0
