@@ -33,8 +33,8 @@ def test_many_cheap_files_make_few_chunks():
 
 
 def test_small_pass_makes_a_chunk_per_worker():
-    # 14 files, 3 s of work in all: eight chunks would pay eight spatch
-    # starts for it, one per worker pays two
+    # 14 files, 3.2 s of work in all: quarter shares made six chunks and
+    # paid six spatch starts for it, one chunk per worker pays two
     costs = {f"drivers/p{n}.c": 0.1 + n * 0.02 for n in range(14)}
     chunks = cost_ordered_chunks(costs, 2)
     assert sorted(f for c in chunks for f in c) == sorted(costs)
