@@ -189,7 +189,7 @@ def cost_ordered_chunks(costs: dict[str, float], jobs: int) -> list[list[str]]:
 FILES_PER_CHUNK = 150
 # The same start (0.45 s for the fact program, 0.3 s for the wrapper and
 # type programs, on a file of two lines) made most of the cost of the small
-# passes when each was cut into eight chunks: two of 2.6.11's wrapper
+# passes when each was cut into up to eight chunks: two of 2.6.11's wrapper
 # passes, 14 files each, took 3.8 and 4.0 s of processor time in six and
 # seven spatch runs; its pointer callers, 24 files, 9.2 s in seven runs
 # (5.7 s in four with this floor).
