@@ -57,7 +57,8 @@ PY
 by_hand() {  # TREE ; one facts rule over the whole tree, as a user would run it
 	# in the scratch directory: with -j, spatch keeps its workers' output
 	# in a directory of the current one, and leaves it there when it
-	# crashes (on 6.1, a stack overflow in amdgpu's *_sh_mask.h headers)
+	# crashes (on 6.1 it died of signal 11 twice, after reporting stack
+	# overflows in amdgpu's *_sh_mask.h headers)
 	rules=$PWD/cocci/facts/calls.cocci
 	dir=$(cd "$1" && pwd)
 	(cd "$work" && spatch --python /usr/bin/python3 --sp-file "$rules" -D report \
