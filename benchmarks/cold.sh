@@ -57,11 +57,14 @@ PY
 by_hand() {  # TREE ; one facts rule over the whole tree, as a user would run it
 	# in the scratch directory: with -j, spatch keeps its workers' output
 	# in a directory of the current one, and leaves it there when it
-	# crashes (on 6.1 it died of signal 11 twice, after reporting stack
-	# overflows in amdgpu's *_sh_mask.h headers)
+	# crashes.  With the stack limit raised to the hard limit: under the
+	# default 8 MB, on 6.1 spatch died of signal 11 twice, after reporting
+	# stack overflows in amdgpu's *_sh_mask.h headers (thousands of
+	# #defines), as a user running it by hand would first meet.
 	rules=$PWD/cocci/facts/calls.cocci
 	dir=$(cd "$1" && pwd)
-	(cd "$work" && spatch --python /usr/bin/python3 --sp-file "$rules" -D report \
+	(cd "$work" && ulimit -s "$(ulimit -H -s)" &&
+		spatch --python /usr/bin/python3 --sp-file "$rules" -D report \
 		--dir "$dir" -j "$(nproc)" --no-includes --include-headers --very-quiet)
 }
 
