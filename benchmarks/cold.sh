@@ -89,8 +89,8 @@ report() {  # LABEL TREE ARGS...
 		start=$(date +%s.%N)
 		status=0
 		by_hand "$t" >/dev/null 2>"$work/hand.stderr" || status=$?
-		hand=$(echo "$(date +%s.%N) - $start" | bc)
-		ratio=$(echo "scale=2; $hand / ${med%% *}" | bc)
+		hand=$(printf "%.1f" "$(echo "$(date +%s.%N) - $start" | bc)")
+		ratio=$(printf "%.2f" "$(echo "scale=4; $hand / ${med%% *}" | bc)")
 		echo "  one rule by hand (spatch --dir, cocci/facts/calls.cocci): $hand s" \
 			"(exit status $status); ratio $ratio"
 	fi
