@@ -35,7 +35,7 @@ from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS
 from sem2mutex.tools.snapshot import TreeSnapshot
 from sem2mutex.tools.git import check_git
 from sem2mutex.tools.maintainers import Maintainers
-from sem2mutex.tools.spatch import find_spatch
+from sem2mutex.tools.spatch import find_spatch, raise_stack_limit
 
 DESCRIPTION = """\
 Audit every struct semaphore of a Linux kernel tree with Coccinelle and
@@ -315,6 +315,7 @@ def run_bench(args: argparse.Namespace, plan: Plan, progress: Progress) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     progress = Progress(quiet=args.quiet, verbose=args.verbose)
+    raise_stack_limit()
     try:
         status = run(args, progress)
         progress.breakdown()

@@ -5,14 +5,20 @@ newlines, for the records on stdout and the token dumps and parse errors
 on stderr alike."""
 from __future__ import annotations
 
+import json
 import os
+import resource
+import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 
 import pytest
 
+from conftest import CONVERT, FIXTURE_TREE, REPO
 from sem2mutex.errors import SpatchError
-from sem2mutex.tools.spatch import OCAML_GC, PYTHON, find_spatch, launch
+from sem2mutex.tools.spatch import OCAML_GC, PYTHON, SPATCH_STACK_BYTES, find_spatch, launch
 
 # A latin-1 comment, bytes that are no UTF-8 at all, CRLF line ends.
 ODD_SOURCE = (b"/* caf\xe9 */\r\n"
@@ -91,3 +97,76 @@ def test_no_room_for_the_output_is_a_one_line_error(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
     with pytest.raises(SpatchError, match=r"cannot keep spatch's output in .*/gone: "):
         launch(find_spatch(), ["--version"], tmp_path)
+
+
+# --------------------------------------------------------------------------
+# spatch's stack: convert.py raises the soft limit its spatch runs inherit
+
+ONE_MB = 1 << 20
+# small enough for a file of a few thousand #defines to overflow it
+SMALL_STACK_BYTES = 256 << 10
+
+
+def stack_limit_after(soft: int, hard: int) -> tuple[int, int]:
+    """RLIMIT_STACK in a fresh interpreter that starts at (SOFT, HARD) and
+    calls raise_stack_limit()."""
+    code = ("import resource, sys\n"
+            f"resource.setrlimit(resource.RLIMIT_STACK, ({soft}, {hard}))\n"
+            "from sem2mutex.tools.spatch import raise_stack_limit\n"
+            "raise_stack_limit()\n"
+            "print(*resource.getrlimit(resource.RLIMIT_STACK))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, check=True)
+    got_soft, got_hard = (int(x) for x in done.stdout.split())
+    return got_soft, got_hard
+
+
+def test_stack_limit_is_raised_to_the_bound_or_the_hard_limit():
+    unlimited = resource.RLIM_INFINITY
+    assert stack_limit_after(8 * ONE_MB, unlimited) == (SPATCH_STACK_BYTES, unlimited)
+    assert stack_limit_after(8 * ONE_MB, 16 * ONE_MB) == (16 * ONE_MB, 16 * ONE_MB)
+
+
+def test_stack_limit_is_never_lowered():
+    unlimited = resource.RLIM_INFINITY
+    assert stack_limit_after(2 * SPATCH_STACK_BYTES, unlimited) == \
+        (2 * SPATCH_STACK_BYTES, unlimited)
+    assert stack_limit_after(unlimited, unlimited) == (unlimited, unlimited)
+
+
+def many_defines(count: int) -> str:
+    """A C file with a semaphore, COUNT #defines (a generated register
+    header's shape), then the semaphore's down() and up()."""
+    defines = "".join(f"#define REG_FIELD_{i}__SHIFT 0x{i % 32:x}\n" for i in range(count))
+    return ("#include <linux/semaphore.h>\n\nstatic struct semaphore regs_sem;\n\n"
+            + defines
+            + "\nvoid regs_update(void)\n{\n\tdown(&regs_sem);\n\tup(&regs_sem);\n}\n")
+
+
+def small_stack() -> None:
+    resource.setrlimit(resource.RLIMIT_STACK,
+                       (SMALL_STACK_BYTES, resource.getrlimit(resource.RLIMIT_STACK)[1]))
+
+
+def test_a_long_file_is_analysed_under_a_small_stack(tmp_path):
+    tree = tmp_path / "linux"
+    shutil.copytree(FIXTURE_TREE, tree)
+    regs = tree / "drivers" / "fixture" / "many_regs.c"
+    regs.write_text(many_defines(4_000))
+    (tmp_path / "calls.cocci").write_text(REPORT_CALLS)
+    # the file overflows the small stack: spatch alone dies on it (OCaml's
+    # Stack_overflow, exit 2, or signal 11) and prints nothing
+    alone = subprocess.run([str(find_spatch()), *PYTHON, "--sp-file", "calls.cocci",
+                            "--very-quiet", str(regs)], cwd=tmp_path, capture_output=True,
+                           text=True, preexec_fn=small_stack, check=False)
+    assert alone.returncode in (2, -signal.SIGSEGV) and alone.stdout == ""
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, str(CONVERT), str(tree), "--analyze-only", "-q",
+                           "--no-cache", "-o", str(out)], capture_output=True, text=True,
+                          preexec_fn=small_stack, check=False)
+    assert done.returncode == 0, done.stderr
+    audit = json.loads((out / "audit.json").read_text())
+    regs_sem = [i for i in audit["instances"] if i["name"] == "regs_sem"]
+    assert len(regs_sem) == 1
+    assert sorted((s["op"], s["line"]) for s in regs_sem[0]["sites"]) == \
+        [("down", 4_008), ("up", 4_009)]

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -92,6 +93,26 @@ PYTHON = python_for_spatch()
 # 2.6.11 took 21.2 s instead of 24.1 s (medians of five, 100 MB at most
 # instead of 85).  A user's own OCAMLRUNPARAM wins.
 OCAML_GC = {"OCAMLRUNPARAM": "o=200"}
+
+
+# spatch's parser needs stack in proportion to a file's top-level
+# elements (a #define is one): 20,000 #defines overflow a 1 MB stack and
+# 150,000 the default 8 MB, and OCaml then stops the whole spatch ("Fatal
+# error: exception Stack overflow", exit 2, or signal 11), failing every
+# file of its chunk.  6.1's nbio_7_2_0_sh_mask.h (16 MB of #defines) dies
+# under 8 MB; its biggest header, dcn_3_2_0_sh_mask.h (24 MB), parses
+# with 64 MB.  Bounded, so that a runaway recursion still ends.
+SPATCH_STACK_BYTES = 1 << 30
+
+
+def raise_stack_limit(want: int = SPATCH_STACK_BYTES) -> None:
+    """Raise this process's soft stack limit, which every spatch it starts
+    inherits, to WANT, or to the hard limit if that is lower; never lower
+    it.  Called once, before any work (sem2mutex.cli.main)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_STACK, (target, hard))
 
 
 def launch(spatch: Path, args: list[str], cwd: Path,
