@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -18,7 +19,8 @@ import pytest
 
 from conftest import CONVERT, FIXTURE_TREE, REPO
 from sem2mutex.errors import SpatchError
-from sem2mutex.tools.spatch import OCAML_GC, PYTHON, SPATCH_STACK_BYTES, find_spatch, launch
+from sem2mutex.tools.spatch import (OCAML_GC, PYTHON, SPATCH_STACK_BYTES, chunk_failure,
+                                    find_spatch, launch)
 
 # A latin-1 comment, bytes that are no UTF-8 at all, CRLF line ends.
 ODD_SOURCE = (b"/* caf\xe9 */\r\n"
@@ -152,7 +154,7 @@ def test_a_long_file_is_analysed_under_a_small_stack(tmp_path):
     tree = tmp_path / "linux"
     shutil.copytree(FIXTURE_TREE, tree)
     regs = tree / "drivers" / "fixture" / "many_regs.c"
-    regs.write_text(many_defines(4_000))
+    regs.write_text(many_defines(8_000))
     (tmp_path / "calls.cocci").write_text(REPORT_CALLS)
     # the file overflows the small stack: spatch alone dies on it (OCaml's
     # Stack_overflow, exit 2, or signal 11) and prints nothing
@@ -169,4 +171,51 @@ def test_a_long_file_is_analysed_under_a_small_stack(tmp_path):
     regs_sem = [i for i in audit["instances"] if i["name"] == "regs_sem"]
     assert len(regs_sem) == 1
     assert sorted((s["op"], s["line"]) for s in regs_sem[0]["sites"]) == \
-        [("down", 4_008), ("up", 4_009)]
+        [("down", 8_008), ("up", 8_009)]
+
+
+def test_a_failed_chunk_says_how_spatch_ended_and_on_which_files():
+    warnings = "init_defs: kernel-macros.h\nWarning: PARSING: type defaults to 'int'\n"
+    crashed = subprocess.CompletedProcess([], -signal.SIGSEGV, "", warnings)
+    assert chunk_failure(["a.c"], crashed) == \
+        "spatch died of SIGSEGV on a chunk of 1 file (a.c): Warning: PARSING: type " \
+        "defaults to 'int'"
+    fatal = subprocess.CompletedProcess(
+        [], 2, "", "Fatal error: exception Stack overflow\n" + warnings)
+    assert chunk_failure(["a.c", "b.c", "c.c", "d.c", "e.c"], fatal) == \
+        "spatch exited 2 on a chunk of 5 files (a.c, b.c, c.c and 2 more): " \
+        "Fatal error: exception Stack overflow"
+    silent = subprocess.CompletedProcess([], 1, "", "")
+    assert chunk_failure(["a.c", "b.c"], silent) == \
+        "spatch exited 1 on a chunk of 2 files (a.c, b.c): nothing on stderr"
+
+
+# The fact runner under a stack spatch overflows on a long file, in an
+# interpreter of its own (the test's own stack stays as it is).
+RUNNER_UNDER_SMALL_STACK = """\
+import resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_STACK,
+                   (int(sys.argv[2]), resource.getrlimit(resource.RLIMIT_STACK)[1]))
+from sem2mutex.errors import SpatchError
+from sem2mutex.progress import Progress
+from sem2mutex.tools.spatch import SpatchRunner, find_spatch
+runner = SpatchRunner(find_spatch(), Path(sys.argv[1]), 1, Progress(quiet=True))
+try:
+    runner.run_program("facts", Path(sys.argv[3]).read_text(), ["many_regs.c"])
+except SpatchError as err:
+    print(err.one_line())
+"""
+
+
+def test_a_chunk_spatch_dies_on_is_a_one_line_error(tmp_path):
+    (tmp_path / "many_regs.c").write_text(many_defines(8_000))
+    # the fact runner passes -D report
+    (tmp_path / "calls.cocci").write_text("virtual report\n\n" + REPORT_CALLS)
+    done = subprocess.run([sys.executable, "-c", RUNNER_UNDER_SMALL_STACK, str(tmp_path),
+                           str(SMALL_STACK_BYTES), str(tmp_path / "calls.cocci")],
+                          cwd=REPO, capture_output=True, text=True, check=True)
+    assert re.fullmatch(r"spatch (died of SIGSEGV|exited 2) on a chunk of 1 file "
+                        r"\(many_regs\.c\): .*\n", done.stdout)
+    if "exited 2" in done.stdout:
+        assert done.stdout.endswith(": Fatal error: exception Stack overflow\n")

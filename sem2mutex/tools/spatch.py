@@ -19,6 +19,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -360,8 +361,7 @@ class SpatchRunner:
                       self.tree, env)
         seconds = time.monotonic() - started
         if done.returncode != 0:
-            tail = "\n".join(done.stderr.strip().splitlines()[-5:])
-            raise SpatchError(f"spatch failed on {program.name} (exit {done.returncode}): {tail}")
+            raise SpatchError(chunk_failure(chunk, done))
         records = []
         for line in done.stdout.splitlines():
             if line.startswith("{"):
@@ -374,6 +374,23 @@ class SpatchRun:
     records: list[dict]
     parse_errors: dict[str, list[ParseError]]  # file as given -> skipped regions
     stdout: str = ""
+
+
+def chunk_failure(chunk: list[str], done: subprocess.CompletedProcess) -> str:
+    """Why a fact run over CHUNK failed, on one line: how spatch ended, the
+    files it had, and its own last word.  spatch's stderr ends with
+    parsing warnings when it dies of a signal, so its fatal line, when it
+    printed one, is the one shown."""
+    if done.returncode < 0:
+        ended = f"died of {signal.Signals(-done.returncode).name}"
+    else:
+        ended = f"exited {done.returncode}"
+    files = ", ".join(chunk[:3]) + (f" and {len(chunk) - 3} more" if len(chunk) > 3 else "")
+    lines = done.stderr.strip().splitlines()
+    fatal = [line for line in lines if line.startswith("Fatal error")]
+    said = (fatal or lines[-1:] or ["nothing on stderr"])[-1]
+    count = f"{len(chunk)} file" + ("s" if len(chunk) != 1 else "")
+    return f"spatch {ended} on a chunk of {count} ({files}): {said}"
 
 
 def run_rules(spatch: Path, cocci: list[Path], virtuals: list[str], files: list[Path],
