@@ -59,7 +59,7 @@ by_hand() {  # TREE ; one facts rule over the whole tree, as a user would run it
 	# in a directory of the current one, and leaves it there when it
 	# crashes.  With the stack limit raised to the hard limit: under the
 	# default 8 MB, on 6.1 spatch died of signal 11 twice, after reporting
-	# stack overflows in amdgpu's *_sh_mask.h headers (thousands of
+	# stack overflows in amdgpu's *_sh_mask.h headers (over 100,000
 	# #defines), as a user running it by hand would first meet.
 	rules=$PWD/cocci/facts/calls.cocci
 	dir=$(cd "$1" && pwd)
