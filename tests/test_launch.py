@@ -105,7 +105,7 @@ def test_no_room_for_the_output_is_a_one_line_error(tmp_path, monkeypatch):
 # spatch's stack: convert.py raises the soft limit its spatch runs inherit
 
 ONE_MB = 1 << 20
-# small enough for a file of a few thousand #defines to overflow it
+# small enough for many_defines(8_000) to overflow it (4,000 did not always)
 SMALL_STACK_BYTES = 256 << 10
 
 
