@@ -20,7 +20,7 @@ import pytest
 from conftest import CONVERT, FIXTURE_TREE, REPO
 from sem2mutex.errors import SpatchError
 from sem2mutex.tools.spatch import (OCAML_GC, PYTHON, SPATCH_STACK_BYTES, chunk_failure,
-                                    find_spatch, launch)
+                                    find_spatch, launch, run_rules, spatch_failure)
 
 # A latin-1 comment, bytes that are no UTF-8 at all, CRLF line ends.
 ODD_SOURCE = (b"/* caf\xe9 */\r\n"
@@ -189,6 +189,43 @@ def test_a_failed_chunk_says_how_spatch_ended_and_on_which_files():
     assert chunk_failure(["a.c", "b.c"], silent) == \
         "spatch exited 1 on a chunk of 2 files (a.c, b.c): nothing on stderr"
 
+
+
+def test_a_python_rule_that_raised_is_named_with_its_exception():
+    stderr = ("HANDLING: a.c\nTraceback (most recent call last):\n"
+              '  File "<string>", line 4, in <module>\nKeyError: \'foo\'\n'
+              'Error in Python script, line 7, file "rules.cocci": Python failure\n')
+    raised = subprocess.CompletedProcess([], 255, "", stderr)
+    assert spatch_failure(raised, "1 file with x.cocci") == \
+        "spatch exited 255 on 1 file with x.cocci: a python rule raised KeyError: 'foo' " \
+        '(Error in Python script, line 7, file "rules.cocci": Python failure)'
+
+
+RAISING_RULE = """\
+@r@
+identifier fn;
+@@
+fn(...) { ... }
+
+@script:python@
+fn << r.fn;
+@@
+unknown = {}[fn]
+"""
+
+
+def test_a_rule_run_that_fails_is_a_one_line_error(tmp_path):
+    (tmp_path / "a.c").write_text("int spin(void)\n{\n\treturn 0;\n}\n")
+    (tmp_path / "b.c").write_text("int spun(void)\n{\n\treturn 1;\n}\n")
+    (tmp_path / "raising.cocci").write_text(RAISING_RULE)
+    with pytest.raises(SpatchError) as failed:
+        run_rules(find_spatch(), [tmp_path / "raising.cocci"], [],
+                  [tmp_path / "a.c", tmp_path / "b.c"], jobs=1)
+    # one group per file: spatch reports the exception and goes on
+    assert re.fullmatch(r"spatch reported an error on 2 files with raising\.cocci: a python "
+                        r"rule raised KeyError: 'spun' \(EXN: Failure\(\"Error in Python "
+                        r"script, line \d+, file .*\": Python failure\"\) in \S+/b\.c\)",
+                        failed.value.one_line(limit=1000))
 
 # The fact runner under a stack spatch overflows on a long file, in an
 # interpreter of its own (the test's own stack stays as it is).

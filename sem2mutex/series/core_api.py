@@ -44,7 +44,8 @@ from sem2mutex.tools.api import COUNTING_NAMES, OLD_NAMES, api_environment
 from sem2mutex.tools.fs import unshare
 from sem2mutex.tools.grep import files_matching
 from sem2mutex.tools.cache import ResultCache, file_digest
-from sem2mutex.tools.spatch import IN_PLACE_FLAGS, launch, version as spatch_version
+from sem2mutex.tools.spatch import (IN_PLACE_FLAGS, launch, plural, spatch_failure,
+                                    version as spatch_version)
 
 SEMAPHORE_HEADER = "include/linux/semaphore.h"
 SEMAPHORE_SOURCE = "kernel/locking/semaphore.c"
@@ -187,9 +188,7 @@ def run_spatch(spatch: Path, cocci: Path, files: list[Path], *, virtual: str,
             args += [str(f) for f in files]
         done = launch(spatch, args, Path(neutral), api_environment())
     if done.returncode != 0 or done.stderr.strip():
-        raise SpatchError(
-            f"spatch {cocci.name} on {len(files)} file(s) exited "
-            f"{done.returncode}: {done.stderr.strip()[:2000]}")
+        raise SpatchError(spatch_failure(done, f"{plural(len(files), 'file')} with {cocci.name}"))
     return done.stdout
 
 

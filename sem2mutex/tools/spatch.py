@@ -49,7 +49,10 @@ PARSE_ERROR = re.compile(
     r'.*?\n\s*around = (?P<around>.*?)\n\s*whole content = (?P<content>[^\n]*)'
     r'(?:\n\s*badcount: (?P<badcount>\d+))?',
     re.M | re.S)
-TIMEOUT = re.compile(r"timeout", re.I)
+# With --file-groups spatch reports an exception on a group (its --timeout
+# included) on one line and goes on with the next group.
+EXN = re.compile(r"^EXN: (?P<exn>.*) in (?P<file>\S+)\s*$", re.M)
+TIMEOUT = re.compile(r"\bTimeout\b")
 
 
 # An in-place run writes the files it changed and prints nothing else:
@@ -165,6 +168,13 @@ def token_dump(spatch: Path, tree: Path, rel: str) -> str:
     return launch(spatch, ["--tokens-c", rel], tree).stderr
 
 
+def reader_digest() -> str:
+    """This module's source: how it reads spatch's output (its records, the
+    parse errors and timeouts on stderr) is part of what a kept result
+    says, so a kept result is only used by the code that read it."""
+    return file_digest(Path(__file__))
+
+
 @dataclass(frozen=True)
 class ParseError:
     """A region of a file spatch skipped, as its error recovery reported it."""
@@ -222,16 +232,20 @@ def parse_errors(stderr: str) -> dict[str, list[ParseError]]:
     """Skipped regions per file, from spatch's --verbose-parsing report.
 
     spatch skips a top-level element it cannot parse and resyncs at a
-    later line; "badcount" is the number of lines it gave up on.
+    later line; "badcount" is the number of lines it gave up on.  A file
+    spatch stopped on (its timeout, an exception of its engine) is skipped
+    whole: the rules it did not finish reported part of the file.
     """
     found: dict[str, list[ParseError]] = {}
     marks = list(HANDLING.finditer(stderr))
     for i, mark in enumerate(marks):
         block = stderr[mark.end():marks[i + 1].start() if i + 1 < len(marks) else len(stderr)]
         c_file = mark["file"]
-        if TIMEOUT.search(block) and "parse error" not in block:
-            found.setdefault(c_file, []).append(
-                ParseError("spatch timed out on this file", 1, 10**9))
+        for exn in EXN.finditer(block):
+            # the rules stopped part way: nothing of the file can be trusted
+            why = "spatch timed out on this file" if TIMEOUT.search(exn["exn"]) else \
+                f"spatch gave up on this file: {exn['exn']}"
+            found.setdefault(c_file, []).append(ParseError(why, 1, 10**9))
         for err in PARSE_ERROR.finditer(block):
             syncs = [int(m["line"]) for m in SYNC.finditer(block, 0, err.start())]
             bad = int(err["badcount"] or 1)
@@ -306,7 +320,7 @@ class SpatchRunner:
         if self._version is None:
             self._version = version(self.spatch)
         return self.cache.key(program, json.dumps(env or {}, sort_keys=True), self._version,
-                              MACRO_FILE.read_text())
+                              MACRO_FILE.read_text(), reader_digest())
 
     def cost_key(self, rel: str, digest: str) -> str:
         return self.cache.key("cost", rel, digest)
@@ -360,7 +374,7 @@ class SpatchRunner:
                                     "--sp-file", str(program), "--file-groups", str(groups)],
                       self.tree, env)
         seconds = time.monotonic() - started
-        if done.returncode != 0:
+        if done.returncode != 0 or python_failed(done.stderr):
             raise SpatchError(chunk_failure(chunk, done))
         records = []
         for line in done.stdout.splitlines():
@@ -377,20 +391,55 @@ class SpatchRun:
 
 
 def chunk_failure(chunk: list[str], done: subprocess.CompletedProcess) -> str:
-    """Why a fact run over CHUNK failed, on one line: how spatch ended, the
-    files it had, and its own last word.  spatch's stderr ends with
-    parsing warnings when it dies of a signal, so its fatal line, when it
-    printed one, is the one shown."""
-    if done.returncode < 0:
-        ended = f"died of {signal.Signals(-done.returncode).name}"
-    else:
-        ended = f"exited {done.returncode}"
+    """Why a fact run over CHUNK failed, on one line, with the first
+    files of the chunk."""
     files = ", ".join(chunk[:3]) + (f" and {len(chunk) - 3} more" if len(chunk) > 3 else "")
-    lines = done.stderr.strip().splitlines()
+    return spatch_failure(done, f"a chunk of {plural(len(chunk), 'file')} ({files})")
+
+
+def spatch_failure(done: subprocess.CompletedProcess, on: str) -> str:
+    """One line for a spatch run that failed: how it ended, what it was
+    running ON, and its own last word."""
+    return f"spatch {how_it_ended(done.returncode)} on {on}: {last_word(done.stderr)}"
+
+
+def how_it_ended(returncode: int) -> str:
+    if returncode < 0:
+        return f"died of {signal.Signals(-returncode).name}"
+    if returncode > 0:
+        return f"exited {returncode}"
+    return "reported an error"
+
+
+def last_word(stderr: str) -> str:
+    """The line of spatch's stderr that says what went wrong.  It ends with
+    parsing warnings when spatch dies of a signal, so its fatal line, when
+    it printed one, is the one shown; for a python rule that raised, the
+    exception first, then spatch's line naming the rule (an "EXN: ... in FILE"
+    line when the files were in groups: spatch then goes on to the next
+    group and exits 0)."""
+    lines = stderr.strip().splitlines()
     fatal = [line for line in lines if line.startswith("Fatal error")]
-    said = (fatal or lines[-1:] or ["nothing on stderr"])[-1]
-    count = f"{len(chunk)} file" + ("s" if len(chunk) != 1 else "")
-    return f"spatch {ended} on a chunk of {count} ({files}): {said}"
+    if fatal:
+        return fatal[-1]
+    python = [i for i, line in enumerate(lines) if "Error in Python script" in line]
+    if python:
+        at = python[-1]
+        raised = lines[at - 1] if at > 0 and not lines[at - 1].startswith(" ") else ""
+        if raised and not raised.startswith("Traceback"):
+            return f"a python rule raised {raised} ({lines[at]})"
+        return lines[at]
+    return lines[-1] if lines else "nothing on stderr"
+
+
+def python_failed(stderr: str) -> bool:
+    """Whether a python rule raised: a bug of the rules, never of the C
+    file (with --file-groups spatch says so on stderr and exits 0)."""
+    return "Traceback" in stderr or "Error in Python script" in stderr
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("s" if count != 1 else "")
 
 
 def run_rules(spatch: Path, cocci: list[Path], virtuals: list[str], files: list[Path],
@@ -420,7 +469,8 @@ def run_rules(spatch: Path, cocci: list[Path], virtuals: list[str], files: list[
     if cache is None or cache.root is None:
         return run_rule_program(spatch, program_text, cocci, virtuals, files, jobs, env,
                                 in_place, flags)
-    common = [json.dumps([virtuals, flags, in_place]), version(spatch), MACRO_FILE.read_text()]
+    common = [json.dumps([virtuals, flags, in_place]), version(spatch), MACRO_FILE.read_text(),
+              reader_digest()]
     plans = plan_files(env)
     keys = {f: cache.key((acting_on or {}).get(f, program_text), *common,
                          per_file_environment(env, plans, f), f.read_bytes())
@@ -509,11 +559,9 @@ def run_rule_program(spatch: Path, program_text: str, cocci: list[Path], virtual
         if in_place:
             args += IN_PLACE_FLAGS
         done = launch(spatch, args, Path(neutral), env)
-    if done.returncode != 0 or "Traceback" in done.stderr \
-            or "Error in python" in done.stderr:
-        tail = "\n".join(done.stderr.strip().splitlines()[-8:])
-        raise SpatchError(f"spatch ({', '.join(c.name for c in cocci)}, {len(files)} files) "
-                          f"exited {done.returncode}: {tail}")
+    if done.returncode != 0 or python_failed(done.stderr):
+        raise SpatchError(spatch_failure(
+            done, f"{plural(len(files), 'file')} with {', '.join(c.name for c in cocci)}"))
     # The rules print JSON, one object per line.
     records = [json.loads(line) for line in done.stdout.splitlines()
                if line.startswith("{")]
