@@ -1,7 +1,8 @@
 """The fact runner never takes a file spatch did not finish for a file it
 read: a timeout or an exception of spatch's engine skips the file whole
 (its semaphores then go to the audit's parse failures), and a python rule
-that raised is a failed run, not a file with fewer facts."""
+that raised is a failed run, not a file with fewer facts.  Nor does the
+lexer give a file it could not read no tokens."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +11,8 @@ import pytest
 
 from sem2mutex.errors import SpatchError
 from sem2mutex.progress import Progress
-from sem2mutex.tools.spatch import ParseError, SpatchRunner, find_spatch, parse_errors
+from sem2mutex.tools.spatch import (ParseError, SpatchRunner, find_spatch, parse_errors,
+                                    token_dump)
 
 WHOLE_FILE = (1, 10**9)
 
@@ -98,3 +100,13 @@ def test_a_python_rule_that_raised_fails_the_run(tmp_path):
     assert failed.value.one_line().startswith(
         "spatch reported an error on a chunk of 1 file (a.c): a python rule raised "
         "KeyError: 'spin' (EXN: ")
+
+
+def test_a_file_the_lexer_cannot_read_is_an_error(tmp_path):
+    (tmp_path / "here.c").write_text("void here(void)\n{\n\tdown(&sem);\n}\n")
+    assert '"down"' in token_dump(find_spatch(), tmp_path, "here.c")
+    with pytest.raises(SpatchError) as failed:
+        token_dump(find_spatch(), tmp_path, "gone.c")
+    assert failed.value.one_line() == (
+        "spatch exited 255 on gone.c (its lexer, --tokens-c): ERROR: File gone.c does not "
+        "exist: No such file or directory")

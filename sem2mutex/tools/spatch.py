@@ -164,8 +164,13 @@ def version(spatch: Path) -> str:
 
 
 def token_dump(spatch: Path, tree: Path, rel: str) -> str:
-    """Coccinelle's lexer output for one file (spatch --tokens-c), on stderr."""
-    return launch(spatch, ["--tokens-c", rel], tree).stderr
+    """Coccinelle's lexer output for one file (spatch --tokens-c), on
+    stderr.  A lexer that failed is an error: its tokens would be few or
+    none, and a file with no tokens mentions no semaphore."""
+    done = launch(spatch, ["--tokens-c", rel], tree)
+    if done.returncode != 0:
+        raise SpatchError(spatch_failure(done, f"{rel} (its lexer, --tokens-c)"))
+    return done.stderr
 
 
 def reader_digest() -> str:
