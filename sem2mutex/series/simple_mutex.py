@@ -31,7 +31,7 @@ from sem2mutex.errors import AlreadyApplied, AnchorError, SpatchError
 from sem2mutex.model import CoreChange
 from sem2mutex.paths import COCCI_DIR, CORE_DIR
 from sem2mutex.tools.fs import replace_file
-from sem2mutex.tools.spatch import launch
+from sem2mutex.tools.spatch import launch, spatch_failure
 
 SIMPLE_MUTEX_DIR = CORE_DIR / "simple-mutex"
 # The new files of the patch, as they go into the tree.
@@ -179,7 +179,7 @@ def run_ww_rt_cocci(tree: Path, spatch: Path) -> list[str]:
                                "--very-quiet", "--no-show-diff", str(source), "-o", str(output)],
                       Path(tmp))
         if proc.returncode != 0:
-            raise SpatchError(f"spatch failed on {rel}: {proc.stderr.strip()[-2000:]}")
+            raise SpatchError(spatch_failure(proc, f"{rel} with {WW_RT_COCCI.name}"))
         sites = [line[len(COCCI_LOG_PREFIX):] for line in proc.stdout.splitlines()
                  if line.startswith(COCCI_LOG_PREFIX)]
         fired = {site.split()[0] for site in sites}
