@@ -93,6 +93,7 @@ class ApiCall:
     macro: str | None  # name of the macro whose body holds the call
     paired: bool  # for up(): dominated by a down of the same expression
     released_after: int | None = None  # up(): line of an earlier up() on the same path
+    args: int | None = None  # its number of arguments; None: as the API's prototype
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -253,8 +254,10 @@ class StaleVerdict:
 
 @dataclass(frozen=True)
 class OtherTypeCall:
-    """A semaphore API call whose argument resolved to something that is
-    not a struct semaphore (down() on an rw_semaphore in dead #if code)."""
+    """A call of an API name that is no semaphore operation: its argument
+    resolved to something that is not a struct semaphore (down() on an
+    rw_semaphore in dead #if code), or it has a number of arguments the
+    API does not take (a file's own up(x, r))."""
 
     location: Location
     op: str

@@ -133,8 +133,23 @@ def test_calls_the_type_index_ties_down(fixture_audit):
     anon = by_id["field:struct typed_dev.anon_sem"]
     assert [s["line"] for s in anon["sites"]] == [27, 28]  # through to_typed()
     assert not [i for i in by_id if i.startswith("unresolved:drivers/typed/")]
-    (other,) = fixture_audit["other_type_calls"]
-    assert other["file"] == "drivers/typed/typed.c" and "rw_semaphore" in other["why"]
+    (other,) = [c for c in fixture_audit["other_type_calls"] if c["file"].startswith(
+        "drivers/typed/")]
+    assert "rw_semaphore" in other["why"]
+
+
+def test_a_call_the_api_does_not_take_is_no_instance(fixture_audit):
+    # arity.c's own up(x, r): listed with the calls on something else
+    assert not [i for i in fixture_audit["instances"] if i["file"] == "drivers/fixture/arity.c"]
+    (other,) = [c for c in fixture_audit["other_type_calls"]
+                if c["file"] == "drivers/fixture/arity.c"]
+    assert (other["line"], other["op"], other["argument"]) == (16, "up", "var -> xoffset")
+    assert other["why"] == ("called with 2 arguments where the semaphore API's up() takes 1: "
+                            "a function or macro of the same name")
+    # down_timeout() takes two: a site like any other
+    timed = [s for i in fixture_audit["instances"] for s in i["sites"]
+             if s["op"] == "down_timeout"]
+    assert [(s["file"], s["line"]) for s in timed] == [("drivers/fixture/counts.c", 69)]
 
 
 def test_seeing_more_does_not_make_a_mutex_of_a_timer_release(fixture_audit):

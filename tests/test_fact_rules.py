@@ -39,6 +39,8 @@ def run_rule(rule: Path) -> list[str]:
              "--sp-file", str(rule), "--file-groups", str(group_file)],
             cwd=FIXTURE_TREE, capture_output=True, text=True, env=dict(os.environ, **ENV))
     assert done.returncode == 0, done.stderr
+    # with --file-groups spatch reports a rule that raised and exits 0
+    assert "EXN:" not in done.stderr, done.stderr
     lines = [json.dumps(json.loads(l), sort_keys=True) for l in done.stdout.splitlines()
              if l.startswith("{")]
     return sorted(lines)

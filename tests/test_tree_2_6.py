@@ -48,6 +48,15 @@ def test_few_calls_stay_unresolved_and_each_says_why(audit_2_6):
         assert "could not be told: " in reason["detail"], inst["id"]
 
 
+def test_a_files_own_up_is_no_semaphore(audit_2_6):
+    # atafb.c: #define up(x, r) (((x) + (r) - 1) & ~((r)-1)), a rounding
+    assert not [i for i in audit_2_6["instances"] if i["file"] == "drivers/video/atafb.c"]
+    calls = [c for c in audit_2_6["other_type_calls"] if c["file"] == "drivers/video/atafb.c"]
+    assert [(c["line"], c["op"], c["argument"]) for c in calls] == \
+        [(1593, "up", "var -> xoffset"), (1598, "up", "var -> xoffset"),
+         (2303, "up", "var -> xoffset")]
+
+
 # Init sites 2.6.11 leaves in unresolved instances, each for a reason the
 # audit states and a reviewer can check in one look (audit/README.md,
 # "What the analysis does not see"):

@@ -3,9 +3,9 @@
 /// the 2.6-era init_MUTEX() and init_MUTEX_LOCKED(),
 /// __SEMAPHORE_INITIALIZER()) with their count, and the operations down(),
 /// down_interruptible(), down_killable(), down_trylock(), down_timeout()
-/// and up() with their enclosing function.  A call inside a macro body is
-/// reported with the macro's name.  call_targets.cocci describes what each
-/// call acts on.
+/// and up() with their enclosing function and number of arguments.  A
+/// call inside a macro body is reported with the macro's name.
+/// access.cocci describes what each call acts on.
 ///
 // Confidence: High
 // Copyright: (C) 2026 sem2mutex developers
@@ -26,20 +26,25 @@ def emit(kind, pos, **fields):
 
 // --------------------------------------------------------------- calls
 
+// With how many arguments: a call the API's prototype does not take is
+// some other function or macro of the same name (2.6's atafb.c rounds
+// with its own up(x, r)).
 @call depends on report@
 identifier op = {init_MUTEX, init_MUTEX_LOCKED, down, down_interruptible,
 		 down_killable, down_trylock, down_timeout, up};
 expression X;
+expression list[n] rest;
 position p;
 @@
-op@p(X, ...)
+op@p(X, rest)
 
 @script:python depends on report@
 op << call.op;
 X << call.X;
+n << call.n;
 p << call.p;
 @@
-emit("call", p[0], op=op, arg=X, count=None)
+emit("call", p[0], op=op, arg=X, count=None, args=int(n) + 1)
 
 @counted_init depends on report@
 identifier op = {sema_init, __SEMAPHORE_INITIALIZER};

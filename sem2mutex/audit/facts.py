@@ -148,14 +148,16 @@ def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
             released_after[key(rec)] = min(rec["after"], released_after.get(key(rec), rec["after"]))
     calls = []
     seen: set[PosKey] = set()
-    for rec in grouped.get("call", []):
+    # in file order: the order spatch finds matches in changes with the
+    # rule's pattern, and the first call of an instance names its line
+    for rec in sorted(grouped.get("call", []), key=key):
         k = key(rec)
         if k in seen:
             continue
         seen.add(k)
         calls.append(ApiCall(position(rec), rec["op"], rec["arg"], k in by_address,
                              rec.get("count"), macros.get(k), paired=k not in unpaired,
-                             released_after=released_after.get(k)))
+                             released_after=released_after.get(k), args=rec.get("args")))
     return calls
 
 

@@ -171,8 +171,10 @@ def audit_markdown(audit: Audit, maintainers: Maintainers) -> str:
         out.append("")
     if audit.other_type_calls:
         out += ["## Appendix: semaphore calls on something else", "",
-                "These calls resolve to an object that is not a struct semaphore (code "
-                "under an #if that is never compiled): no instance.", ""]
+                "These calls are no semaphore operations: they resolve to an object that is "
+                "not a struct semaphore (code under an #if that is never compiled), or have a "
+                "number of arguments the API does not take (a function or macro of the same "
+                "name): no instance.", ""]
         out += [f"- {c.op}() on `{c.text}` at {c.location}: {c.why}"
                 for c in audit.other_type_calls]
         out.append("")

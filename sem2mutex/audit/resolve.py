@@ -21,6 +21,7 @@ from sem2mutex.audit.helpers import (Attribution, Handoffs, attributed_sites, co
                                      follow, helper_note, local_aliases, releases)
 from sem2mutex.audit.typeindex import CType, Member, TypeIndex
 from sem2mutex.audit.visibility import Visibility
+from sem2mutex.tools.api import ARGUMENTS
 from sem2mutex.model import (ApiCall, FactSet, FieldDecl, Init, Instance, Location,
                              OtherTypeCall, Position, Reason, Site, Target, VarDecl)
 
@@ -296,9 +297,23 @@ def attach_call(call: ApiCall, inst: Instance) -> None:
                                released_after=call.released_after))
 
 
+def takes_its_arguments(call: ApiCall) -> bool:
+    """Whether CALL has as many arguments as the API's OP takes.  One that
+    does not and acts on no known semaphore is no instance of its own (the
+    audit lists it with the calls on something else); one that names a
+    known semaphore stays a site of it."""
+    return call.args is None or call.args == ARGUMENTS[call.op]
+
+
 def attach_calls(facts: FactSet, resolver: Resolver, table: InstanceTable) -> None:
     for call in facts.calls:
         res = resolver.resolve_call(call)
+        if not res.instance_ids and not takes_its_arguments(call):
+            table.other_type_calls.append(OtherTypeCall(
+                call.pos.location, call.op, call.arg,
+                f"called with {call.args} arguments where the semaphore API's {call.op}() "
+                f"takes {ARGUMENTS[call.op]}: a function or macro of the same name"))
+            continue
         if res.other_type and not res.instance_ids and not res.pointer:
             table.other_type_calls.append(OtherTypeCall(call.pos.location, call.op, call.arg,
                                                         res.other_type))

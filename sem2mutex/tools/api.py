@@ -40,6 +40,14 @@ MUTEX_INITIALISERS: dict[str, str] = {
     "DEFINE_SEMAPHORE": "DEFINE_MUTEX",
 }
 
+# How many arguments each call of the API takes, in every era: a call
+# with another number is of some other function or macro of that name.
+ARGUMENTS: dict[str, int] = {
+    "down": 1, "down_interruptible": 1, "down_killable": 1, "down_trylock": 1,
+    "down_timeout": 2, "up": 1, "sema_init": 2, "init_MUTEX": 1, "init_MUTEX_LOCKED": 1,
+    "__SEMAPHORE_INITIALIZER": 2,
+}
+
 # For the reports: old call, its mutex form, its counting form.
 MUTEX_SPELLING = {**{old: f"{new}()" for old, new in MUTEX_CALLS.items()},
                   "down_trylock": "!mutex_trylock() (inverted!)",
