@@ -191,6 +191,7 @@ class Init:
     count: int | None  # None when not a literal
     count_text: str
     macro: str | None = None  # the macro whose body holds the initialiser
+    through: str | None = None  # the accessor macro its argument goes through
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,7 @@ class Site:
     via_wrapper: str | None = None
     released_after: int | None = None  # up() again after the up() at this line
     via_helper: str | None = None  # done by this helper on the pointer it was passed
+    through: str | None = None  # the accessor macro its argument goes through
 
 
 @dataclass(frozen=True)
@@ -238,8 +240,11 @@ class Instance:
     sites: list[Site] = field(default_factory=list)
     escapes: list[Escape] = field(default_factory=list)
     notes: list[Reason] = field(default_factory=list)  # facts met while resolving
-    # where its address is given to a local pointer the analysis followed
+    # where its address is taken in code the analysis followed: given to a
+    # local pointer, or the body of an accessor macro its calls go through
     aliased_at: list[Location] = field(default_factory=list)
+    # the accessor macros its calls go through: their every use is checked
+    through_macros: list[str] = field(default_factory=list)
     sem_class: SemClass = SemClass.AMBIGUOUS
     reasons: list[Reason] = field(default_factory=list)
     pinned: Verdict | None = None

@@ -268,8 +268,40 @@ def test_calls_stay_in_their_file_and_ops_callbacks_need_a_definition():
         [("b_open", "ops"), ("helper", "ops"), ("nowhere", "timer")]
 
 
-def test_a_semaphore_named_only_through_a_macro_is_never_unused(fixture_audit):
+def test_calls_through_an_accessor_macro_are_its_sites(fixture_audit):
     by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    # typed_macro_sem(d) (&(d)->macro_sem), in a header the main pass parses
     macro = by_id["field:struct typed_dev.macro_sem"]
-    assert macro["class"] == "ambiguous"
-    assert "possible-unresolved-use" in [r["code"] for r in macro["reasons"]]
+    assert [(s["op"], s["line"]) for s in macro["sites"]] == [("down", 62), ("up", 63)]
+    assert [(i["op"], i["line"]) for i in macro["inits"]] == [("sema_init", 61)]
+    assert macro["class"] == "mutex"
+    # acc_io_lock(d) (&(d)->io_lock), in a header that names none of the
+    # API: parsed because the calls go through a macro no parsed file defines
+    io = by_id["field:drivers/fixture/accessor.c:struct acc_dev.io_lock"]
+    assert [(s["op"], s["line"]) for s in io["sites"]] == [("down", 28), ("up", 29)]
+    assert [s["through"] for s in io["sites"]] == ["acc_io_lock", "acc_io_lock"]
+    assert [i["through"] for i in io["inits"]] == ["acc_io_lock"]
+    assert io["class"] == "mutex"
+    # the key is there only for a call through an accessor
+    nxt = by_id["field:drivers/fixture/accessor.c:struct acc_dev.next_lock"]
+    assert "through" not in nxt["inits"][0]
+    assert not [i for i in by_id if i.startswith("pointer:drivers/typed/typed.c:typed_macro")]
+
+
+def test_every_other_use_of_an_accessor_macro_must_be_explained(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    cfg = by_id["field:drivers/fixture/accessor.c:struct acc_dev.cfg_lock"]
+    (reason,) = cfg["reasons"]
+    assert reason["code"] == "unexplained-use"
+    assert reason["detail"].startswith("acc_cfg_lock(), which its calls go through, is used "
+                                       "where the analysis saw none of its API calls")
+    assert reason["locations"] == [{"file": "drivers/fixture/accessor.c", "line": 36}]
+
+
+def test_a_macro_that_is_no_accessor_leaves_its_calls_unresolved(fixture_audit):
+    # acc_next_lock(d) (&(d)->next_lock + 1): not the member's address
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    nxt = by_id["field:drivers/fixture/accessor.c:struct acc_dev.next_lock"]
+    assert not nxt["sites"]
+    assert "possible-unresolved-use" in [r["code"] for r in nxt["reasons"]]
+    assert by_id["pointer:drivers/fixture/accessor.c:acc_next:acc_next_lock ( dev )"]["sites"]

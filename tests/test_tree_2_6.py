@@ -57,6 +57,14 @@ def test_a_files_own_up_is_no_semaphore(audit_2_6):
          (2303, "up", "var -> xoffset")]
 
 
+def test_calls_through_an_accessor_macro_are_the_members(audit_2_6):
+    # <linux/pipe_fs_i.h>: #define PIPE_SEM(inode) (&(inode).i_sem)
+    assert not [i for i in audit_2_6["instances"] if "PIPE_SEM" in i["id"]]
+    (i_sem,) = [i for i in audit_2_6["instances"] if i["id"] == "field:struct inode.i_sem"]
+    through = {(s["file"], s["function"]) for s in i_sem["sites"] if s.get("through")}
+    assert ("fs/pipe.c", "pipe_release") in through and ("fs/fifo.c", "fifo_open") in through
+
+
 # Init sites 2.6.11 leaves in unresolved instances, each for a reason the
 # audit states and a reviewer can check in one look (audit/README.md,
 # "What the analysis does not see"):

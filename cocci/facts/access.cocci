@@ -120,6 +120,24 @@ g << acc_call.g;
 @@
 emit_access("acc_call", p[0], r[0], callee=g)
 
+// The argument of a call with one: what an accessor macro is given.
+@acc_call_arg depends on report@
+identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
+		 down_interruptible, down_killable, down_trylock,
+		 down_timeout, up, __SEMAPHORE_INITIALIZER};
+identifier g;
+expression A, X;
+position p, a, r;
+@@
+op@p(<+... g(A@a)@X@r ...+>, ...)
+
+@script:python depends on report@
+p << acc_call_arg.p;
+a << acc_call_arg.a;
+r << acc_call_arg.r;
+@@
+emit_access("acc_call_arg", p[0], r[0], arg=extent(a[0]))
+
 @acc_local depends on report@
 identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_interruptible, down_killable, down_trylock,

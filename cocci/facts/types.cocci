@@ -312,6 +312,35 @@ p << call_alias.p;
 @@
 emit_type("call_alias", p[0], name=M, callee=g)
 
+// Accessor macros whose whole body is the address of a member of their
+// one parameter (2.6's #define PIPE_SEM(inode) (&(inode).i_sem)): a call
+// down(PIPE_SEM(*inode)) acts on that member of its argument's struct.
+@macro_accessor_arrow depends on report@
+identifier M, x, fld;
+position p;
+@@
+#define M(x) (&(x)->fld@p)
+
+@script:python depends on report@
+M << macro_accessor_arrow.M;
+fld << macro_accessor_arrow.fld;
+p << macro_accessor_arrow.p;
+@@
+emit_type("macro_accessor", p[0], name=M, field=fld, arrow=True)
+
+@macro_accessor_dot depends on report@
+identifier M, x, fld;
+position p;
+@@
+#define M(x) (&(x).fld@p)
+
+@script:python depends on report@
+M << macro_accessor_dot.M;
+fld << macro_accessor_dot.fld;
+p << macro_accessor_dot.p;
+@@
+emit_type("macro_accessor", p[0], name=M, field=fld, arrow=False)
+
 // The members a macro's body reaches (#define spi_dv_sem(x) (...)->dv_sem):
 // a semaphore call through such a macro may act on a member of that name.
 @macro_arrow_member depends on report@

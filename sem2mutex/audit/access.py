@@ -40,6 +40,7 @@ class Node:
     local: bool = False
     then: Extent | None = None
     otherwise: Extent | None = None
+    arg: Extent | None = None  # call: its argument, when it has one
 
     @property
     def size(self) -> tuple[int, int]:
@@ -68,6 +69,8 @@ class Denotation:
     type_text: str | None = None  # other-type: what it is instead
     why: str = ""  # unknown/pointer: what could not be known
     untyped_field: str | None = None  # unknown: the member name, to suspect
+    # field: the accessor macro reached through (file, line of its #define, name)
+    accessor: tuple[str, int, str] | None = None
 
 
 @dataclass
@@ -83,6 +86,8 @@ class ArgumentTree:
         arg = None
         nodes: list[Node] = []
         types: dict[Extent, str] = {}
+        call_args = {tuple(r["at"]): tuple(r["arg"]) for r in records
+                     if r["kind"] == "acc_call_arg"}
         for r in records:
             at = tuple(r["at"])
             kind = r["kind"]
@@ -94,7 +99,7 @@ class ArgumentTree:
             elif kind == "acc_index":
                 nodes.append(Node("index", at, base=tuple(r["base"])))
             elif kind == "acc_call":
-                nodes.append(Node("call", at, name=r["callee"]))
+                nodes.append(Node("call", at, name=r["callee"], arg=call_args.get(at)))
             elif kind == "acc_ident":
                 nodes.append(Node("ident", at, name=r["name"], local=r["local"]))
             elif kind == "acc_cond":
@@ -243,8 +248,33 @@ class ArgumentTree:
             return [d for ext in (root.then, root.otherwise)
                     for d in self.denote_object(self.node_at(ext), index)]
         if not by_address:
-            return [self.pointer(root, index)]
+            through = self.through_accessor(root, index) if root.kind == "call" else None
+            return [through or self.pointer(root, index)]
         return self.denote_object(root, index)
+
+    def through_accessor(self, call: Node, index: TypeIndex) -> Denotation | None:
+        """The semaphore member an accessor macro CALL reaches, when its
+        argument's type ties it down (down(PIPE_SEM(*inode)): struct
+        inode's i_sem); None, and the pointer it is, otherwise."""
+        accessor = index.accessor(call.name, self.file)
+        if accessor is None or call.arg is None:
+            return None
+        known = self.types.get(call.arg)
+        inner = self.node_at(call.arg)
+        # a gap around the argument's node may be a * (PIPE_SEM(*inode))
+        arg_type = CType.parse(known) if known else \
+            self.type_of(inner, index) if inner and inner.extent == call.arg else None
+        canonical = index.canonical(arg_type, self.file) if arg_type else None
+        if canonical and accessor.arrow:
+            canonical = canonical.deref()
+        if canonical is None or canonical.pointers or canonical.array or canonical.function:
+            return None
+        found = index.member(canonical.base, accessor.field, self.file)
+        if not found or not all(m.type.is_semaphore for m in found):
+            return None
+        return Denotation("field", container=found[0].container, field=found[0].field,
+                          members=tuple(found),
+                          accessor=(accessor.file, accessor.line, accessor.name))
 
     def pointer(self, node: Node, index: TypeIndex) -> Denotation:
         return Denotation("pointer", why=f"`{self.describe(node)}` is a pointer chosen at "

@@ -335,6 +335,8 @@ def declaring_patterns(kind: str, name: str) -> str:
         return rf"\b{word}[[:space:]]*(;|\[)"
     if kind == "function":
         return rf"\b{word}[[:space:]]*\("
+    if kind == "macro":
+        return rf"define[[:space:]]+{word}\("
     return rf"(\b{word}[[:space:]]*(;|=|\[)|define[[:space:]]+{word}\b)"
 
 
@@ -357,7 +359,8 @@ def facts_from_records(records: list[dict]) -> FactSet:
     return facts
 
 
-TYPE_KINDS = ("member", "typedef", "returns", "variable", "call_alias", "macro_member")
+TYPE_KINDS = ("member", "typedef", "returns", "variable", "call_alias", "macro_member",
+              "macro_accessor")
 HELPER_KINDS = ("sem_param", "param_passed", "param_other", "local_assigned", "local_other",
                 "handoff", "unheld_handoff", "up_after_handoff")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sem2mutex.audit.intake import kernel_files_mentioning
 from sem2mutex.model import Instance, Location, Reason
 from sem2mutex.tools.grep import GrepMemo, word_lines
 from sem2mutex.tools.lexer import Lexer, Token
@@ -47,6 +48,17 @@ def files_of(inst: Instance) -> set[str]:
     if inst.kind in ("static", "local"):
         return {inst.file}
     return {loc.file for loc in explained_lines(inst)}
+
+
+def unexplained_macro_uses(inst: Instance, mentions: dict[str, list[Mention]]
+                           ) -> list[Location]:
+    """The uses of INST's accessor macros that are none of its API calls
+    (foo(PIPE_SEM(inode)) hands its address on): MENTIONS holds every
+    file that names them."""
+    known = explained_lines(inst)
+    return [Location(f, m.line) for f in sorted(mentions) for m in mentions[f]
+            if m.name in inst.through_macros and not m.member
+            and Location(f, m.line) not in known]
 
 
 def unexplained(inst: Instance, mentions: dict[str, list[Mention]]) -> list[Location]:
@@ -88,6 +100,9 @@ class MentionCheck:
         lexed = sorted({f for fs in suspicious.values() for f in fs})
         mentions = {f: mentions_in(tokens)
                     for f, tokens in self.lexer.tokens_of(lexed).items()}
+        macro_files = self.files_naming_macros(checked)
+        mentions.update({f: mentions_in(tokens) for f, tokens in self.lexer.tokens_of(
+            sorted(set().union(*macro_files.values()) - set(mentions))).items()})
         for inst in checked:
             where = unexplained(inst, {f: m for f, m in mentions.items()
                                        if f in suspicious[inst.id]})
@@ -96,3 +111,19 @@ class MentionCheck:
                     "unexplained-use", f"`{inst.name}` is named where the analysis saw no API call, "
                     "declaration or escape (an alias, sizeof, a copy, a macro argument...): "
                     + ", ".join(str(l) for l in where[:8]), tuple(where)))
+            through = unexplained_macro_uses(inst, {
+                f: mentions[f] for m in inst.through_macros for f in macro_files[m]})
+            if through:
+                names = ", ".join(f"{m}()" for m in inst.through_macros)
+                inst.notes.append(Reason(
+                    "unexplained-use", f"{names}, which its calls go through, is used where the "
+                    "analysis saw none of its API calls (its address handed on?): "
+                    + ", ".join(str(l) for l in through[:8]), tuple(through)))
+
+    def files_naming_macros(self, checked: list[Instance]) -> dict[str, set[str]]:
+        """Accessor macro -> the kernel files whose text names it as a word
+        (grep: the lexer then tells identifiers from comments)."""
+        names = {m for inst in checked for m in inst.through_macros}
+        if not names:
+            return {}
+        return kernel_files_mentioning(self.lexer.tree, names, self.lexer.jobs, self.memo)

@@ -18,6 +18,11 @@ SCHEMA_VERSION = 1
 CLASS_ORDER = (SemClass.MUTEX, SemClass.COUNTING, SemClass.SIGNAL, SemClass.AMBIGUOUS)
 
 
+def through_json(macro: str | None) -> dict:
+    """The accessor macro a call goes through, only where there is one."""
+    return {"through": macro} if macro else {}
+
+
 def reason_json(r: Reason) -> dict:
     return {"code": r.code, "detail": r.detail,
             "locations": [{"file": l.file, "line": l.line} for l in r.locations]}
@@ -37,12 +42,14 @@ def instance_json(inst: Instance) -> dict:
         "notes": [reason_json(r) for r in merge_by_code(inst.notes)
                   if r.code not in {x.code for x in inst.reasons}],
         "inits": [{"file": i.location.file, "line": i.location.line, "count": i.count,
-                   "count_text": i.count_text, "op": i.op, "macro": i.macro}
+                   "count_text": i.count_text, "op": i.op, "macro": i.macro,
+                   **through_json(i.through)}
                   for i in inst.inits],
         "sites": [{"file": s.location.file, "line": s.location.line, "function": s.function,
                    "op": s.op, "paired": s.paired, "macro": s.macro,
                    "via_wrapper": s.via_wrapper, "via_helper": s.via_helper,
-                   "released_after": s.released_after} for s in inst.sites],
+                   "released_after": s.released_after, **through_json(s.through)}
+                  for s in inst.sites],
         "escapes": [{"file": e.pos.file, "line": e.pos.line, "function": e.pos.function,
                      "via": e.via, "callee": e.callee} for e in inst.escapes],
         "ambiguity": ambiguity(inst),

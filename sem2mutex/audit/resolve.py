@@ -116,6 +116,9 @@ class Resolution:
     pointer: bool = False  # a pointer chosen at run time
     unresolved: str | None = None  # why it could not be tied down
     other_type: str | None = None  # not a semaphore at all
+    # the accessor macros the argument reaches the semaphore through: name,
+    # and where its body takes the address
+    through: list[tuple[str, Location]] = field(default_factory=list)
 
 
 @dataclass
@@ -152,6 +155,9 @@ class Resolver:
     def add_denotation(self, res: Resolution, d: Denotation, pos: Position, text: str) -> None:
         if d.kind == "field":
             res.instance_ids.append(member_instance_id(d.members[0]))
+            if d.accessor:
+                file, line, macro = d.accessor
+                res.through.append((macro, Location(file, line)))
         elif d.kind == "var":
             iid = self.var_id(d.name or "", pos, d.local)
             if iid:
@@ -286,15 +292,16 @@ def pseudo_instance(table: InstanceTable, call: ApiCall, res: Resolution) -> Ins
     return inst
 
 
-def attach_call(call: ApiCall, inst: Instance) -> None:
+def attach_call(call: ApiCall, inst: Instance, through: str | None = None) -> None:
     loc = call.pos.location
     if call.op in INIT_OPS:
         count = FIXED_COUNTS.get(call.op, literal_count(call.count))
-        inst.inits.append(Init(loc, call.op, count, call.count or str(count), call.macro))
+        inst.inits.append(Init(loc, call.op, count, call.count or str(count), call.macro,
+                               through))
     else:
         inst.sites.append(Site(loc, function_of(call.pos, call.macro), call.op,
                                paired=call.paired, macro=call.macro,
-                               released_after=call.released_after))
+                               released_after=call.released_after, through=through))
 
 
 def takes_its_arguments(call: ApiCall) -> bool:
@@ -332,7 +339,12 @@ def attach_calls(facts: FactSet, resolver: Resolver, table: InstanceTable) -> No
                     f"{res.unresolved or 'its struct is not known'}", (call.pos.location,)))
         for inst in targets:
             inst.notes.extend(res.notes)
-            attach_call(call, inst)
+            for macro, body in res.through:
+                if macro not in inst.through_macros:
+                    inst.through_macros.append(macro)
+                    inst.aliased_at.append(body)
+            # one accessor at most: it is the root of the argument
+            attach_call(call, inst, res.through[0][0] if res.through else None)
 
 
 def attach_escapes(facts: FactSet, resolver: Resolver, table: InstanceTable,

@@ -107,6 +107,18 @@ class Declared:
     type: CType
 
 
+@dataclass(frozen=True)
+class MacroAccessor:
+    """A macro whose whole body is the address of a member of its one
+    parameter: #define PIPE_SEM(inode) (&(inode).i_sem)."""
+
+    file: str
+    line: int
+    name: str
+    field: str
+    arrow: bool  # (&(x)->field), else (&(x).field)
+
+
 @dataclass
 class TypeIndex:
     visibility: Visibility
@@ -117,6 +129,8 @@ class TypeIndex:
     call_aliases: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     # macro -> the members its body reaches (a call through it may act on them)
     macro_members: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    macro_accessors: dict[str, list[MacroAccessor]] = field(
+        default_factory=lambda: defaultdict(list))
     files: set[str] = field(default_factory=set)  # files whose types are indexed
     # what a lookup found no visible declaration of: (kind, name, from file),
     # kind struct, typedef, function or variable; the facts stage parses the
@@ -153,6 +167,9 @@ class TypeIndex:
                 self.call_aliases[rec["name"]].add(rec["callee"])
             elif kind == "macro_member":
                 self.macro_members[rec["name"]].add(rec["field"])
+            elif kind == "macro_accessor":
+                self.macro_accessors[rec["name"]].append(MacroAccessor(
+                    rec["file"], rec["line"], rec["name"], rec["field"], rec["arrow"]))
             if kind in ("member", "typedef", "returns", "variable", "call_alias"):
                 self.files.add(rec["file"])
 
@@ -231,6 +248,15 @@ class TypeIndex:
         if not types:
             self.missing.add(("function", function, from_file))
         return types.pop() if len(types) == 1 else None
+
+    def accessor(self, name: str, from_file: str) -> MacroAccessor | None:
+        """The accessor macro NAME as FROM_FILE sees it; None when it sees
+        none, or definitions that reach different members."""
+        found = self.visible(self.macro_accessors.get(name, []), from_file)
+        if not found:
+            self.missing.add(("macro", name, from_file))
+        shapes = {(a.field, a.arrow) for a in found}
+        return found[0] if len(shapes) == 1 else None
 
     def variable(self, name: str, from_file: str) -> CType | None:
         types = {d.type for d in self.visible(self.variables.get(name, []), from_file)}

@@ -177,8 +177,8 @@ def edits_for(inst: Instance, target: str) -> list[Edit]:
         # DEFINE_SEMAPHORE(x) declares and initialises in one: one edit.
         edits += [Edit(inst.id, d.file, d.line, DECLARATION, MUTEX, name)
                   for d in inst.decls if d not in defines]
-        edits += [Edit(inst.id, i.location.file, i.location.line, i.op, MUTEX, name)
-                  for i in inst.inits]
+        edits += [Edit(inst.id, i.location.file, i.location.line, i.op, MUTEX,
+                       i.through or name) for i in inst.inits]
         calls = MUTEX_CALLS
     else:
         calls = COUNTING_CALLS
@@ -186,7 +186,9 @@ def edits_for(inst: Instance, target: str) -> list[Edit]:
     # down()/up() inside the wrapper is a site of its own.
     # A helper's operations are attributed at its call; its own down()/up()
     # belong to the helper's pointer instance.
-    edits += [Edit(inst.id, s.location.file, s.location.line, s.op, target, name, s.macro)
+    # a call through an accessor macro names the macro (down(PIPE_SEM(inode)))
+    edits += [Edit(inst.id, s.location.file, s.location.line, s.op, target,
+                   s.through or name, s.macro)
               for s in inst.sites if s.op in calls and not s.via_helper]
     return list(dict.fromkeys(edits))  # two calls on one line: one edit
 
