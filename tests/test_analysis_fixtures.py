@@ -278,7 +278,7 @@ def test_calls_through_an_accessor_macro_are_its_sites(fixture_audit):
     # acc_io_lock(d) (&(d)->io_lock), in a header that names none of the
     # API: parsed because the calls go through a macro no parsed file defines
     io = by_id["field:drivers/fixture/accessor.c:struct acc_dev.io_lock"]
-    assert [(s["op"], s["line"]) for s in io["sites"]] == [("down", 28), ("up", 29)]
+    assert [(s["op"], s["line"]) for s in io["sites"]] == [("down", 33), ("up", 34)]
     assert [s["through"] for s in io["sites"]] == ["acc_io_lock", "acc_io_lock"]
     assert [i["through"] for i in io["inits"]] == ["acc_io_lock"]
     assert io["class"] == "mutex"
@@ -286,6 +286,11 @@ def test_calls_through_an_accessor_macro_are_its_sites(fixture_audit):
     nxt = by_id["field:drivers/fixture/accessor.c:struct acc_dev.next_lock"]
     assert "through" not in nxt["inits"][0]
     assert not [i for i in by_id if i.startswith("pointer:drivers/typed/typed.c:typed_macro")]
+    # acc_priv_lock(d) (((struct acc_priv *)(d)->priv)->lock): struct acc_priv's
+    priv = by_id["field:drivers/fixture/accessor.c:struct acc_priv.lock"]
+    assert [(s["op"], s["line"], s["through"]) for s in priv["sites"]] == \
+        [("down", 53, "acc_priv_lock"), ("up", 54, "acc_priv_lock")]
+    assert priv["class"] == "mutex"
 
 
 def test_every_other_use_of_an_accessor_macro_must_be_explained(fixture_audit):
@@ -295,7 +300,7 @@ def test_every_other_use_of_an_accessor_macro_must_be_explained(fixture_audit):
     assert reason["code"] == "unexplained-use"
     assert reason["detail"].startswith("acc_cfg_lock(), which its calls go through, is used "
                                        "where the analysis saw none of its API calls")
-    assert reason["locations"] == [{"file": "drivers/fixture/accessor.c", "line": 36}]
+    assert reason["locations"] == [{"file": "drivers/fixture/accessor.c", "line": 41}]
 
 
 def test_a_macro_that_is_no_accessor_leaves_its_calls_unresolved(fixture_audit):

@@ -10,8 +10,10 @@ import pytest
 
 from conftest import load_json, run_convert
 
-UNSEEN_AT_MOST = 60
-UNRESOLVED_AT_MOST = 10
+# 2.6.11 at 62a37f5 gives 18 and 9 (README, "The 2.6.11 tree"): a change
+# that blinds the analysis again fails here
+UNSEEN_AT_MOST = 20
+UNRESOLVED_AT_MOST = 9
 
 
 @pytest.fixture(scope="session")
@@ -65,6 +67,16 @@ def test_calls_through_an_accessor_macro_are_the_members(audit_2_6):
     assert ("fs/pipe.c", "pipe_release") in through and ("fs/fifo.c", "fifo_open") in through
 
 
+def test_calls_through_a_cast_member_macro_are_the_member(audit_2_6):
+    # #define spi_dv_sem(x) (((struct spi_transport_attrs *)&(x)->starget_data)->dv_sem)
+    by_id = {i["id"]: i for i in audit_2_6["instances"]}
+    assert not [i for i in by_id if "spi_dv_sem" in i]
+    dv_sem = by_id["field:struct spi_transport_attrs.dv_sem"]
+    assert {(i["op"], i["through"]) for i in dv_sem["inits"]} == {("init_MUTEX", "spi_dv_sem")}
+    assert {(s["op"], s["through"]) for s in dv_sem["sites"]} == \
+        {("down", "spi_dv_sem"), ("up", "spi_dv_sem")}
+
+
 # Init sites 2.6.11 leaves in unresolved instances, each for a reason the
 # audit states and a reviewer can check in one look (audit/README.md,
 # "What the analysis does not see"):
@@ -78,8 +90,6 @@ KNOWN_BLIND = {
     # definition there (only a replacement of its standard.h would)
     "drivers/infiniband/hw/mthca/mthca_mcg.c": "no definition of struct mthca_dev was parsed",
     "drivers/infiniband/hw/mthca/mthca_provider.c": "no definition of struct mthca_dev was parsed",
-    # spi_dv_sem(starget): a macro accessor, the semaphore a macro defines
-    "drivers/scsi/scsi_transport_spi.c": "is a call (a macro or a function",
 }
 
 

@@ -341,7 +341,27 @@ p << macro_accessor_dot.p;
 @@
 emit_type("macro_accessor", p[0], name=M, field=fld, arrow=False)
 
-// The members a macro's body reaches (#define spi_dv_sem(x) (...)->dv_sem):
+// Member macros whose whole body is a member of a cast to a struct
+// pointer (2.6's #define spi_dv_sem(x) (((struct spi_transport_attrs *)
+// &(x)->starget_data)->dv_sem)): down(&spi_dv_sem(starget)) acts on that
+// member of that struct, whatever the argument.
+@macro_cast_member depends on report@
+identifier M, x, fld;
+type T;
+expression E;
+position p;
+@@
+#define M(x) (((T *)E)->fld@p)
+
+@script:python depends on report@
+M << macro_cast_member.M;
+T << macro_cast_member.T;
+fld << macro_cast_member.fld;
+p << macro_cast_member.p;
+@@
+emit_type("macro_accessor", p[0], name=M, field=fld, arrow=True, container=T)
+
+// The members a macro's body reaches (#define to_sem(d) ((d)->priv->sem)):
 // a semaphore call through such a macro may act on a member of that name.
 @macro_arrow_member depends on report@
 identifier M, fld;

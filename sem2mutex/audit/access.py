@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sem2mutex.audit.typeindex import ANONYMOUS, CType, Member, TypeIndex
+from sem2mutex.audit.typeindex import ANONYMOUS, CType, MacroAccessor, Member, TypeIndex
 
 Extent = tuple[int, int, int, int]  # line, column, end line, end column (exclusive)
 
@@ -257,7 +257,7 @@ class ArgumentTree:
         argument's type ties it down (down(PIPE_SEM(*inode)): struct
         inode's i_sem); None, and the pointer it is, otherwise."""
         accessor = index.accessor(call.name, self.file)
-        if accessor is None or call.arg is None:
+        if accessor is None or not accessor.is_address or call.arg is None:
             return None
         known = self.types.get(call.arg)
         inner = self.node_at(call.arg)
@@ -269,7 +269,22 @@ class ArgumentTree:
             canonical = canonical.deref()
         if canonical is None or canonical.pointers or canonical.array or canonical.function:
             return None
-        found = index.member(canonical.base, accessor.field, self.file)
+        return self.accessor_member(accessor, canonical, index)
+
+    def through_cast_member(self, call: Node, index: TypeIndex) -> Denotation | None:
+        """The semaphore member a member macro CALL names, whose body casts
+        to a struct pointer (&spi_dv_sem(starget)); None otherwise."""
+        accessor = index.accessor(call.name, self.file)
+        if accessor is None or accessor.is_address:
+            return None
+        canonical = index.canonical(CType.parse(accessor.container), self.file)
+        if canonical is None or canonical.pointers or canonical.array or canonical.function:
+            return None
+        return self.accessor_member(accessor, canonical, index)
+
+    def accessor_member(self, accessor: MacroAccessor, container: CType,
+                        index: TypeIndex) -> Denotation | None:
+        found = index.member(container.base, accessor.field, self.file)
         if not found or not all(m.type.is_semaphore for m in found):
             return None
         return Denotation("field", container=found[0].container, field=found[0].field,
@@ -316,6 +331,9 @@ class ArgumentTree:
         if node.kind == "ident":
             return [Denotation("var", name=node.name, local=node.local)]
         if node.kind == "call":
+            through = self.through_cast_member(node, index)
+            if through:
+                return [through]
             return [Denotation("unknown", why=f"`{self.describe(node)}` is a call (a macro or "
                                "a function returning the semaphore)")]
         return [Denotation("unknown", why="the argument's form is not understood")]

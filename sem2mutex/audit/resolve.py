@@ -146,7 +146,8 @@ class Resolver:
 
     def macro_suspects(self, tree, file: str) -> tuple[str, ...]:
         """The semaphore members a macro of the argument reaches
-        (&spi_dv_sem(starget)): the call may act on any of them."""
+        (&to_sem(dev) with #define to_sem(d) ((d)->priv->sem)): the call
+        may act on any of them."""
         names = {m for n in tree.nodes if n.kind in ("call", "ident")
                  for m in self.types.macro_members.get(n.name, ())}
         return tuple(sorted({field_instance_id(f) for name in names

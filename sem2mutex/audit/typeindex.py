@@ -109,14 +109,22 @@ class Declared:
 
 @dataclass(frozen=True)
 class MacroAccessor:
-    """A macro whose whole body is the address of a member of its one
-    parameter: #define PIPE_SEM(inode) (&(inode).i_sem)."""
+    """A one-parameter macro whose whole body is the address of a member
+    of its parameter (#define PIPE_SEM(inode) (&(inode).i_sem)), or a
+    member of a cast to a struct pointer (#define spi_dv_sem(x) (((struct
+    spi_transport_attrs *)&(x)->starget_data)->dv_sem)): CONTAINER then
+    names the struct."""
 
     file: str
     line: int
     name: str
     field: str
     arrow: bool  # (&(x)->field), else (&(x).field)
+    container: str | None = None
+
+    @property
+    def is_address(self) -> bool:
+        return self.container is None
 
 
 @dataclass
@@ -169,7 +177,8 @@ class TypeIndex:
                 self.macro_members[rec["name"]].add(rec["field"])
             elif kind == "macro_accessor":
                 self.macro_accessors[rec["name"]].append(MacroAccessor(
-                    rec["file"], rec["line"], rec["name"], rec["field"], rec["arrow"]))
+                    rec["file"], rec["line"], rec["name"], rec["field"], rec["arrow"],
+                    rec.get("container")))
             if kind in ("member", "typedef", "returns", "variable", "call_alias"):
                 self.files.add(rec["file"])
 
@@ -255,7 +264,7 @@ class TypeIndex:
         found = self.visible(self.macro_accessors.get(name, []), from_file)
         if not found:
             self.missing.add(("macro", name, from_file))
-        shapes = {(a.field, a.arrow) for a in found}
+        shapes = {(a.field, a.arrow, a.container) for a in found}
         return found[0] if len(shapes) == 1 else None
 
     def variable(self, name: str, from_file: str) -> CType | None:
