@@ -12,7 +12,7 @@ import pytest
 from sem2mutex.errors import SpatchError
 from sem2mutex.progress import Progress
 from sem2mutex.tools.spatch import (ParseError, SpatchRunner, find_spatch, parse_errors,
-                                    token_dump)
+                                    python_failed, token_dump)
 
 WHOLE_FILE = (1, 10**9)
 
@@ -100,6 +100,18 @@ def test_a_python_rule_that_raised_fails_the_run(tmp_path):
     assert failed.value.one_line().startswith(
         "spatch reported an error on a chunk of 1 file (a.c): a python rule raised "
         "KeyError: 'spin' (EXN: ")
+
+
+def test_a_c_line_that_says_traceback_is_no_python_failure(tmp_path):
+    # --verbose-parsing quotes the C lines it skips
+    (tmp_path / "kdb.c").write_text(
+        'void kdb(void)\n{\n\tchar *s = "Traceback" 2;\n}\n'
+        'void spin(void)\n{\n}\n')
+    out = runner(tmp_path).run_program("facts", REPORT_FUNCTIONS, ["kdb.c"])
+    assert any("Traceback" in e.message for e in out.parse_errors["kdb.c"])
+    assert {"kind": "fndef", "name": "spin", "file": "kdb.c"} in out.records
+    assert python_failed("Traceback (most recent call last):\n  File x\nKeyError: 'a'\n")
+    assert not python_failed("    whole content = \tTraceback (most recent call last):\n")
 
 
 def test_a_file_the_lexer_cannot_read_is_an_error(tmp_path):

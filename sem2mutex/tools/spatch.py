@@ -437,10 +437,17 @@ def last_word(stderr: str) -> str:
     return lines[-1] if lines else "nothing on stderr"
 
 
+# What spatch prints when a python rule raised, at the start of a line or
+# inside an EXN line; never a C line, which --verbose-parsing quotes after
+# "whole content = " (6.1's kdb_bt.c has the word Traceback).
+PYTHON_FAILURE = re.compile(r'^Traceback \(most recent call last\):$'
+                            r'|Error in Python script, line \d+, file "', re.M)
+
+
 def python_failed(stderr: str) -> bool:
     """Whether a python rule raised: a bug of the rules, never of the C
     file (with --file-groups spatch says so on stderr and exits 0)."""
-    return "Traceback" in stderr or "Error in Python script" in stderr
+    return PYTHON_FAILURE.search(stderr) is not None
 
 
 def plural(count: int, noun: str) -> str:
