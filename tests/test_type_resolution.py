@@ -190,15 +190,30 @@ def test_reach_bits_equal_a_walk_of_the_graph_through_include_cycles():
     edges["include/h2.h"] |= {"include/h1.h"}  # headers including each other
     seen = Visibility(IncludeGraph(edges))
     for file in rng.sample(names, len(names)):  # any order: what one walk leaves, the next uses
-        reached = walked(edges, file)
-        assert seen.closure({file}) == reached
+        # what the file includes, and what the .c files including it include
+        view = walked(edges, file).union(*[walked(edges, c) for c in names
+                                           if c.endswith(".c") and c != file
+                                           and file in walked(edges, c)])
+        assert seen.closure({file}) == view
         for other in names + ["include/nowhere.h"]:
-            expected = other in reached or (file.endswith(".h") and any(
-                other in walked(edges, c) for c in names
-                if c.endswith(".c") and file in walked(edges, c)))
-            assert seen.sees(file, other) == expected, (file, other)
+            assert seen.sees(file, other) == (other in view or other == file), (file, other)
     assert seen.closure({"drivers/c1.c", "drivers/c2.c"}) == \
         walked(edges, "drivers/c1.c") | walked(edges, "drivers/c2.c")
+
+
+def test_a_c_file_another_includes_sees_what_that_one_includes():
+    # 2.6's ohci-hcd.c: #include "ohci.h", then #include "ohci-omap.c"
+    files = ["drivers/usb/host/ohci-hcd.c", "drivers/usb/host/ohci.h",
+             "drivers/usb/host/ohci-omap.c", "drivers/usb/host/ehci-hcd.c",
+             "drivers/usb/host/ehci.h"]
+    graph = IncludeGraph.build({
+        "drivers/usb/host/ohci-hcd.c": ['#include "ohci.h"', '#include "ohci-omap.c"'],
+        "drivers/usb/host/ehci-hcd.c": ['#include "ehci.h"']}, paths_of(files))
+    seen = Visibility(graph)
+    assert seen.sees("drivers/usb/host/ohci-omap.c", "drivers/usb/host/ohci.h")
+    assert "drivers/usb/host/ohci.h" in seen.closure({"drivers/usb/host/ohci-omap.c"})
+    assert not seen.sees("drivers/usb/host/ohci-omap.c", "drivers/usb/host/ehci.h")
+    assert not seen.sees("drivers/usb/host/ehci-hcd.c", "drivers/usb/host/ohci.h")
 
 
 def test_an_include_no_usual_path_resolves_names_every_header_ending_so():

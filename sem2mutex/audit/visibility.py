@@ -163,7 +163,7 @@ class Visibility:
 
     graph: IncludeGraph
     _includers: dict[str, set[str]] | None = field(default=None, repr=False)
-    _header_views: dict[str, int] = field(default_factory=dict, repr=False)
+    _views: dict[str, int] = field(default_factory=dict, repr=False)
     _reach: "ReachBits" = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -175,10 +175,11 @@ class Visibility:
         return cls(IncludeGraph({}))
 
     def closure(self, files: set[str]) -> set[str]:
-        """FILES and everything they include, transitively."""
+        """What code in FILES may see: what they include, transitively,
+        and for a file others include, what those include (view())."""
         bits = 0
         for file in files:
-            bits |= self._reach.of(file)
+            bits |= self.view(file)
         return self._reach.names(bits)
 
     def includers(self, header: str) -> set[str]:
@@ -198,18 +199,20 @@ class Visibility:
                     todo.append(src)
         return seen - {header}
 
-    def header_view(self, header: str) -> int:
-        """What code in HEADER may see, as ReachBits bits: what it
-        includes, and what the .c files that include it include (a
-        header's inline functions and macros see the headers included
-        before it in each translation unit), those .c files included."""
-        known = self._header_views.get(header)
+    def view(self, file: str) -> int:
+        """What code in FILE may see, as ReachBits bits: what it includes,
+        and when other files include it, what the .c files among them
+        include (a header's inline functions and macros see the headers
+        included before it in each translation unit, and so does a .c
+        file another .c file includes: 2.6's ohci-omap.c, which
+        ohci-hcd.c includes after ohci.h), those .c files included."""
+        known = self._views.get(file)
         if known is None:
-            known = self._reach.of(header)
-            for source in self.includers(header):
+            known = self._reach.of(file)
+            for source in self.includers(file):
                 if source.endswith(".c"):
                     known |= self._reach.of(source)
-            self._header_views[header] = known
+            self._views[file] = known
         return known
 
     def sees(self, file: str, declared_in: str) -> bool:
@@ -217,9 +220,7 @@ class Visibility:
             return True
         if not self.graph.edges:
             return declared_in.endswith(".h")
-        if self._reach.has(self._reach.of(file), declared_in):
-            return True
-        return file.endswith(".h") and self._reach.has(self.header_view(file), declared_in)
+        return self._reach.has(self.view(file), declared_in)
 
 
 class ReachBits:
