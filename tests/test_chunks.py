@@ -1,9 +1,12 @@
 """How the fact passes cut their files into spatch runs: the expensive
 files first and alone, the cheap ones together, so two cores finish
 together and few spatch starts are paid, a small pass in a chunk per
-worker."""
+worker; and checkpatch.pl's runs, cut by the lines the patches add."""
 from __future__ import annotations
 
+from pathlib import Path
+
+from sem2mutex.tools.kernel_scripts import PATCH_OVERHEAD_LINES, added_lines, checkpatch_batches
 from sem2mutex.tools.spatch import FILES_PER_CHUNK, LEAST_CHUNK_SECONDS, cost_ordered_chunks
 
 
@@ -46,3 +49,21 @@ def test_medium_pass_chunks_reach_the_least_cost():
     chunks = cost_ordered_chunks(costs, 2)
     assert sorted(f for c in chunks for f in c) == sorted(costs)
     assert [cost(c, costs) for c in chunks] == [LEAST_CHUNK_SECONDS] * 5
+
+
+def test_checkpatch_runs_share_the_added_lines(tmp_path):
+    """One patch adding 1,600 lines and seventy adding 13 each: two runs of
+    about the same work, the big patch first, every patch once."""
+    def patch(name: str, added: int) -> Path:
+        path = tmp_path / name
+        path.write_text("--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n" + " ctx\n-old\n"
+                        + "+new\n" * added)
+        return path
+    big = patch("0002-core.patch", 1600)
+    small = [patch(f"{n:04}-unit.patch", 13) for n in range(3, 73)]
+    batches = checkpatch_batches([big, *small], jobs=2)
+    assert sorted(p for b in batches for p in b) == sorted([big, *small])
+    assert batches[0][0] == big
+    work = [sum(PATCH_OVERHEAD_LINES + added_lines(p) for p in b) for b in batches]
+    assert len(batches) == 2 and max(work) / min(work) < 1.1, work
+    assert added_lines(big) == 1600

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sem2mutex.errors import ToolFailure
+from sem2mutex.tools.batches import heaviest_first
 from sem2mutex.tools.cache import ResultCache, file_digest
 
 
@@ -71,9 +72,8 @@ def checkpatch_all(tree: Path, patches: list[Path], cache: ResultCache | None = 
             reports[p] = CheckpatchReport(p.name, kept["errors"], kept["warnings"],
                                           kept["checks"])
     todo = [p for p in patches if p not in reports]
-    runs = max(1, jobs)
-    batches = [todo[i::runs] for i in range(runs) if todo[i::runs]]
-    with ThreadPoolExecutor(max_workers=max(1, len(batches))) as pool:
+    batches = checkpatch_batches(todo, jobs)
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(batches)))) as pool:
         for found in pool.map(lambda batch: run_checkpatch(tree, batch), batches):
             reports.update(found)
     for p in todo:
@@ -82,6 +82,29 @@ def checkpatch_all(tree: Path, patches: list[Path], cache: ResultCache | None = 
             cache.put("checkpatch", keys[p], {"errors": r.errors, "warnings": r.warnings,
                                               "checks": r.checks})
     return [reports[p] for p in patches]
+
+
+def checkpatch_batches(patches: list[Path], jobs: int) -> list[list[Path]]:
+    """PATCHES in about JOBS runs of about the same work, the heaviest
+    first.  checkpatch.pl's time goes with the lines a patch adds: the
+    simple mutex's core patch (1,608 added lines) took 0.96 s alone, the
+    other 70 of the default tree's series (934) 1.35 s in one run, and
+    every other patch in one run (0.83 s, and 1.60 s with the core
+    patch) left a core idle for 0.8 s."""
+    by_name = {str(p): p for p in patches}
+    work = {name: float(PATCH_OVERHEAD_LINES + added_lines(p)) for name, p in by_name.items()}
+    return [[by_name[name] for name in batch]
+            for batch in heaviest_first(work, max(1, jobs), least=float("inf"))]
+
+
+# What checkpatch.pl spends on a patch besides its added lines, in added
+# lines (about 10 ms a patch, 0.5 ms a line, in the runs above).
+PATCH_OVERHEAD_LINES = 20
+
+
+def added_lines(patch: Path) -> int:
+    return sum(1 for line in patch.read_bytes().splitlines()
+               if line.startswith(b"+") and not line.startswith(b"+++"))
 
 
 def checkpatch_key(tree: Path, patch: Path) -> str:
