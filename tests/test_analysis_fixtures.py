@@ -310,3 +310,17 @@ def test_a_macro_that_is_no_accessor_leaves_its_calls_unresolved(fixture_audit):
     assert not nxt["sites"]
     assert "possible-unresolved-use" in [r["code"] for r in nxt["reasons"]]
     assert by_id["pointer:drivers/fixture/accessor.c:acc_next:acc_next_lock ( dev )"]["sites"]
+
+
+def test_a_line_another_structs_call_takes_is_no_unexplained_use(fixture_audit):
+    # samename.c: struct sn_cam and struct sn_tuner both have a `lock`
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    for struct in ("sn_cam", "sn_tuner"):
+        inst = by_id[f"field:drivers/fixture/samename.c:struct {struct}.lock"]
+        assert inst["class"] == "mutex" and not inst["notes"], struct
+    # samename_size.c: down(&meter->lock); n = sizeof(radio->lock) + ...
+    radio = by_id["field:drivers/fixture/samename_size.c:struct snz_radio.lock"]
+    (reason,) = radio["reasons"]
+    assert reason["code"] == "unexplained-use"
+    assert reason["locations"] == [{"file": "drivers/fixture/samename_size.c", "line": 31}] * 2
+    assert by_id["field:drivers/fixture/samename_size.c:struct snz_meter.lock"]["class"] == "mutex"

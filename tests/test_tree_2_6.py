@@ -88,6 +88,15 @@ def test_a_c_file_included_by_another_sees_its_headers(audit_2_6):
         {("ohci_omap_suspend", "down"), ("ohci_omap_suspend", "up"),
          ("ohci_omap_resume", "down"), ("ohci_omap_resume", "up")}
 
+
+def test_a_same_named_members_calls_explain_their_lines(audit_2_6):
+    # sound/oss/cs46xx.c: struct cs_card's midi.open_sem and struct
+    # cs_state's open_sem, each taken and released in its own functions
+    by_id = {i["id"]: i for i in audit_2_6["instances"]}
+    for struct in ("cs_card.midi", "cs_state"):
+        inst = by_id[f"field:sound/oss/cs46xx.c:struct {struct}.open_sem"]
+        assert inst["class"] == "mutex" and not inst["notes"], struct
+
 # Init sites 2.6.11 leaves in unresolved instances, each for a reason the
 # audit states and a reviewer can check in one look (audit/README.md,
 # "What the analysis does not see"):

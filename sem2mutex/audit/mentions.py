@@ -9,6 +9,7 @@ lexer (`spatch --tokens-c`) lists the identifiers; no C is parsed here.
 """
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from sem2mutex.audit.intake import kernel_files_mentioning
@@ -61,16 +62,67 @@ def unexplained_macro_uses(inst: Instance, mentions: dict[str, list[Mention]]
             and Location(f, m.line) not in known]
 
 
-def unexplained(inst: Instance, mentions: dict[str, list[Mention]]) -> list[Location]:
+def unexplained(inst: Instance, mentions: dict[str, list[Mention]],
+                others: OthersFacts | None = None) -> list[Location]:
+    """The lines of INST's files that name it where the analysis saw none
+    of its facts, once per mention.  A line that names it no more often
+    than OTHERS' facts there do is theirs: `down(&tuner->lock)` in a file
+    that also has struct cam's `lock` is a call the types tied to struct
+    tuner."""
     name = inst.name.split(".")[-1]
     want_member = inst.kind in FIELD_KINDS
     known = explained_lines(inst)
     found = []
     for f in sorted(files_of(inst)):
-        for m in mentions.get(f, []):
-            if m.name == name and m.member == want_member and Location(f, m.line) not in known:
-                found.append(Location(f, m.line))
+        on_line = Counter(m.line for m in mentions.get(f, [])
+                          if m.name == name and m.member == want_member)
+        for line, count in sorted(on_line.items()):
+            where = Location(f, line)
+            if where in known:
+                continue
+            if others is not None and count <= others.at(where, name, want_member, inst.id):
+                continue
+            found += [where] * count
     return found
+
+
+@dataclass
+class OthersFacts:
+    """How many facts of each instance each line holds, by the name they
+    mention.  A call, initialiser or escape names its semaphore once on its
+    line, and a variable's declaration names it once.  Left out: calls that
+    name it elsewhere or not at all (through a wrapper, a helper or an
+    accessor macro, in a macro's body), and the pointer and unresolved
+    pseudo-instances, which may be any semaphore."""
+
+    by_place: dict[tuple[Location, str, bool], Counter]
+
+    @classmethod
+    def of(cls, instances: list[Instance]) -> "OthersFacts":
+        by_place: dict[tuple[Location, str, bool], Counter] = defaultdict(Counter)
+        for inst in instances:
+            if inst.kind not in VARIABLE_KINDS + FIELD_KINDS:
+                continue
+            name = inst.name.split(".")[-1]
+            member = inst.kind in FIELD_KINDS
+            for where in direct_fact_lines(inst):
+                by_place[(where, name, member)][inst.id] += 1
+        return cls(dict(by_place))
+
+    def at(self, where: Location, name: str, member: bool, besides: str) -> int:
+        """How many facts of instances other than BESIDES name NAME at WHERE."""
+        counts = self.by_place.get((where, name, member), Counter())
+        return sum(n for iid, n in counts.items() if iid != besides)
+
+
+def direct_fact_lines(inst: Instance) -> list[Location]:
+    lines = [s.location for s in inst.sites
+             if not (s.macro or s.via_wrapper or s.via_helper or s.through)]
+    lines += [i.location for i in inst.inits if not (i.macro or i.through)]
+    lines += [e.pos.location for e in inst.escapes]
+    if inst.kind in VARIABLE_KINDS:
+        lines += list(inst.decls)
+    return lines
 
 
 def needs_lexing(inst: Instance, textual: dict[str, dict[str, set[int]]]) -> set[str]:
@@ -89,8 +141,11 @@ class MentionCheck:
     lexer: Lexer
     memo: GrepMemo | None = None
 
-    def run(self, candidates: list[Instance]) -> None:
+    def run(self, candidates: list[Instance], everyone: list[Instance]) -> None:
+        """Notes an unexplained use on each of CANDIDATES that has one;
+        EVERYONE's facts explain their own lines."""
         checked = [i for i in candidates if i.kind in VARIABLE_KINDS + FIELD_KINDS]
+        others = OthersFacts.of(everyone)
         files = sorted({f for inst in checked for f in files_of(inst)})
         # grep first: a file whose every mention sits on a known line needs
         # no lexing (lexing every file of every candidate costs minutes)
@@ -105,7 +160,7 @@ class MentionCheck:
             sorted(set().union(*macro_files.values()) - set(mentions))).items()})
         for inst in checked:
             where = unexplained(inst, {f: m for f, m in mentions.items()
-                                       if f in suspicious[inst.id]})
+                                       if f in suspicious[inst.id]}, others)
             if where:
                 inst.notes.append(Reason(
                     "unexplained-use", f"`{inst.name}` is named where the analysis saw no API call, "

@@ -131,6 +131,7 @@ def examine_with(lexer: Lexer, req: AnalysisRequest, progress: Progress) -> Exam
     contexts = build_context_map(facts)
     with progress.stage("lexer (trylock callers, unexplained uses)"):
         add_address_taken(contexts, facts, lexer, trylock_files)
+        everyone = instances  # out of --dir's scope too: their facts explain lines
         if req.dirs:
             instances = [i for i in instances if touches_scope(i, req.dirs)]
         classify_all(instances, contexts)
@@ -138,7 +139,7 @@ def examine_with(lexer: Lexer, req: AnalysisRequest, progress: Progress) -> Exam
         # semaphore costs more than the rest of this stage, and a semaphore
         # that is not a mutex already gains nothing from one more obstacle.
         candidates = [i for i in instances if i.sem_class is SemClass.MUTEX]
-        MentionCheck(lexer, req.memo).run(candidates)
+        MentionCheck(lexer, req.memo).run(candidates, everyone)
         classify_all(candidates, contexts)
     progress.spent_on("spatch", runner.seconds_by_file)
     progress.spent_on("lexer", lexer.seconds_by_file)
