@@ -324,3 +324,13 @@ def test_a_line_another_structs_call_takes_is_no_unexplained_use(fixture_audit):
     assert reason["code"] == "unexplained-use"
     assert reason["locations"] == [{"file": "drivers/fixture/samename_size.c", "line": 31}] * 2
     assert by_id["field:drivers/fixture/samename_size.c:struct snz_meter.lock"]["class"] == "mutex"
+
+
+def test_static_inline_wrappers_of_a_header_are_followed_where_included(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    ext = by_id["field:struct inl_dev.ext_lock"]
+    assert ext["class"] == "mutex"
+    assert [(s["file"], s["line"], s["op"]) for s in ext["sites"] if s["op"].endswith("wrapper")] \
+        == [("drivers/fixture/wrappers_inline.c", 15, "lock-wrapper"),
+            ("drivers/fixture/wrappers_inline.c", 17, "unlock-wrapper"),
+            ("drivers/fixture/wrappers_inline.c", 21, "unlock-wrapper")]

@@ -97,6 +97,21 @@ def test_a_same_named_members_calls_explain_their_lines(audit_2_6):
         inst = by_id[f"field:sound/oss/cs46xx.c:struct {struct}.open_sem"]
         assert inst["class"] == "mutex" and not inst["notes"], struct
 
+
+def test_static_inline_wrappers_of_a_header_pair_in_their_callers(audit_2_6):
+    # fs/affs/affs.h: static inline affs_lock_ext()/affs_unlock_ext(),
+    # called in fs/affs/file.c
+    by_id = {i["id"]: i for i in audit_2_6["instances"]}
+    ext = by_id["field:struct affs_inode_info.i_ext_lock"]
+    assert ext["class"] == "mutex"
+    assert {s["file"] for s in ext["sites"] if s["op"].endswith("wrapper")} == {"fs/affs/file.c"}
+    # lock_super(), <linux/fs.h>'s, was in the same wrapper run as these
+    # wrappers, and its calls were taken for theirs
+    bd = by_id["field:struct block_device.bd_mount_sem"]
+    assert not [s for s in bd["sites"] if s["function"] in ("fsync_super", "file_fsync")]
+    hpfs = by_id["field:struct hpfs_sb_info.hpfs_creation_de"]
+    assert not [s for s in hpfs["sites"] if s["function"] == "alloc_in_bmp"]
+
 # Init sites 2.6.11 leaves in unresolved instances, each for a reason the
 # audit states and a reviewer can check in one look (audit/README.md,
 # "What the analysis does not see"):

@@ -271,3 +271,18 @@ def test_wrapper_groups_never_share_a_file():
         used = [f for ws in group for f in ws.files]
         assert len(used) == len(set(used))
     assert sorted(len(g) for g in groups) == [1, 2]
+
+
+def test_a_static_wrapper_of_a_header_is_looked_for_where_it_is_named():
+    from sem2mutex.audit.wrappers import WrapperAnalysis, Wrappers
+    mentions = {"affs_lock_ext": {"fs/affs/affs.h", "fs/affs/file.c"},
+                "affs_unlock_ext": {"fs/affs/affs.h", "fs/affs/file.c"},
+                "probe_on": {"kernel/irq.c", "drivers/other.c"}, "probe_off": {"kernel/irq.c"}}
+    header = Wrappers("i", ("affs_lock_ext",), ("affs_unlock_ext",), ("fs/affs/affs.h",))
+    static = {("fs/affs/affs.h", "affs_lock_ext"), ("fs/affs/affs.h", "affs_unlock_ext"),
+              ("kernel/irq.c", "probe_on"), ("kernel/irq.c", "probe_off")}
+    assert WrapperAnalysis.files_of(header, static, mentions) == \
+        {"fs/affs/affs.h", "fs/affs/file.c"}
+    # static in a .c file: only that file can call it (drivers/other.c has its own)
+    own = Wrappers("p", ("probe_on",), ("probe_off",), ("kernel/irq.c",))
+    assert WrapperAnalysis.files_of(own, static, mentions) == {"kernel/irq.c"}

@@ -145,10 +145,12 @@ class WrapperAnalysis:
     @staticmethod
     def files_of(w: Wrappers, static: set[tuple[str, str]],
                  mentions: dict[str, set[str]]) -> set[str]:
-        """Where the wrappers are defined, and where the non-static ones are named."""
+        """Where the wrappers are defined, and where they are named unless
+        each is static in a .c file (a static inline of a header, 2.6's
+        affs_lock_ext() in fs/affs/affs.h, is called where it is included)."""
         files: set[str] = set(w.files)
         for name in w.locks + w.unlocks:
-            if not all((f, name) in static for f in w.files):
+            if not all((f, name) in static and not f.endswith(".h") for f in w.files):
                 files |= mentions.get(name, set())
         return files
 
