@@ -124,6 +124,15 @@ class CallEdge:
 
 
 @dataclass(frozen=True)
+class Export:
+    """EXPORT_SYMBOL(name) or EXPORT_SYMBOL_GPL(name)."""
+
+    pos: Position
+    name: str
+    macro: str
+
+
+@dataclass(frozen=True)
 class Escape:
     pos: Position
     via: str  # "call" or "store"
@@ -150,6 +159,7 @@ class FactSet:
     functions: list[FunctionDef] = field(default_factory=list)
     call_edges: list[CallEdge] = field(default_factory=list)
     escapes: list[Escape] = field(default_factory=list)
+    exports: list[Export] = field(default_factory=list)
     parse_failures: list[ParseFailure] = field(default_factory=list)
     # access.cocci's argument trees and types.cocci's type facts, raw: the
     # resolve stage reads them with the tree's include graph
@@ -243,6 +253,7 @@ class Instance:
     # where its address is taken in code the analysis followed: given to a
     # local pointer, or the body of an accessor macro its calls go through
     aliased_at: list[Location] = field(default_factory=list)
+    exported_at: list[Location] = field(default_factory=list)
     # the accessor macros its calls go through: their every use is checked
     through_macros: list[str] = field(default_factory=list)
     sem_class: SemClass = SemClass.AMBIGUOUS

@@ -334,3 +334,12 @@ def test_static_inline_wrappers_of_a_header_are_followed_where_included(fixture_
         == [("drivers/fixture/wrappers_inline.c", 15, "lock-wrapper"),
             ("drivers/fixture/wrappers_inline.c", 17, "unlock-wrapper"),
             ("drivers/fixture/wrappers_inline.c", 21, "unlock-wrapper")]
+
+
+def test_an_export_is_no_use_and_is_noted(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    lock = by_id["global:exp_table_lock"]
+    assert lock["class"] == "mutex"
+    (note,) = lock["notes"]
+    assert note["code"] == "exported" and "EXPORT_SYMBOL_GPL()" in note["detail"]
+    assert note["locations"] == [{"file": "drivers/fixture/exported.c", "line": 11}]

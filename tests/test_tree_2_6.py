@@ -112,6 +112,14 @@ def test_static_inline_wrappers_of_a_header_pair_in_their_callers(audit_2_6):
     hpfs = by_id["field:struct hpfs_sb_info.hpfs_creation_de"]
     assert not [s for s in hpfs["sites"] if s["function"] == "alloc_in_bmp"]
 
+
+def test_an_export_is_no_use(audit_2_6):
+    # net/xfrm/xfrm_policy.c: DECLARE_MUTEX(xfrm_cfg_sem); EXPORT_SYMBOL(xfrm_cfg_sem);
+    by_id = {i["id"]: i for i in audit_2_6["instances"]}
+    cfg = by_id["global:xfrm_cfg_sem"]
+    assert cfg["class"] == "mutex"
+    assert [n["code"] for n in cfg["notes"]] == ["exported"]
+
 # Init sites 2.6.11 leaves in unresolved instances, each for a reason the
 # audit states and a reviewer can check in one look (audit/README.md,
 # "What the analysis does not see"):

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /// Report every struct semaphore variable declared in a file: global,
 /// static, extern and local variables, arrays, DEFINE_SEMAPHORE() and the
-/// 2.6-era DECLARE_MUTEX()/DECLARE_MUTEX_LOCKED().  Struct members are
+/// 2.6-era DECLARE_MUTEX()/DECLARE_MUTEX_LOCKED(), and every name the file
+/// exports with EXPORT_SYMBOL() or EXPORT_SYMBOL_GPL().  Struct members are
 /// reported with their types by types.cocci.  One JSON object per line on
 /// stdout; sem2mutex merges them across the whole tree.
 ///
@@ -174,3 +175,21 @@ static DECLARE_MUTEX_LOCKED(x@p);
 p << declare_mutex_locked_static.p;
 @@
 emit("storage", p[0], storage="static")
+
+// ------------------------------------------------------------- exports
+
+// An exported semaphore's name in its export is no use of it: sem2mutex
+// keeps only the names of the semaphores the file declares.
+@exported depends on report@
+declarer d = {EXPORT_SYMBOL, EXPORT_SYMBOL_GPL};
+identifier x;
+position p;
+@@
+d(x@p);
+
+@script:python depends on report@
+x << exported.x;
+d << exported.d;
+p << exported.p;
+@@
+emit("export", p[0], name=x, macro=d)

@@ -23,8 +23,11 @@ CONTEXT_REASON = {"hardirq": "irq-context", "timer": "timer-context",
 OTHER_TASK_REASON = {"work": "work-item-release", "kthread": "kthread-release",
                      "irq_thread": "irq-thread-release"}
 # Notes gathered while resolving that are evidence, not obstacles.
+# An export changes nothing in-tree (an out-of-tree module's down() on a
+# converted semaphore fails to build; the series lists the exports it
+# changes).
 INFORMATIONAL_NOTES = ("resolved-by-field-name", "unresolved-why", "helper-attributed",
-                      "wrappers-not-followed")
+                      "wrappers-not-followed", "exported")
 # Reasons that say the analysis could not see all uses, not that the code
 # is doubtful: a reviewer starts with the other kind.
 UNSEEN_REASONS = frozenset(("unresolved-target", "via-pointer", "parse-failure",

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from sem2mutex.audit.intake import CandidateFiles
 from sem2mutex.audit.typeindex import SEMAPHORE, CType
-from sem2mutex.model import (ApiCall, Callback, CallEdge, Escape, FactSet, FieldDecl, FunctionDef,
-                    ParseFailure, Position, Target, VarDecl)
+from sem2mutex.model import (ApiCall, Callback, CallEdge, Escape, Export, FactSet, FieldDecl,
+                    FunctionDef, ParseFailure, Position, Target, VarDecl)
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.audit.intake import kernel_files_mentioning
 from sem2mutex.audit.visibility import Visibility
@@ -340,6 +340,12 @@ def declaring_patterns(kind: str, name: str) -> str:
     return rf"(\b{word}[[:space:]]*(;|=|\[)|define[[:space:]]+{word}\b)"
 
 
+def exports(grouped: dict[str, list[dict]], names: set[str]) -> list[Export]:
+    """The exports of names a semaphore variable has somewhere."""
+    return [Export(position(r), r["name"], r["macro"]) for r in grouped.get("export", [])
+            if r["name"] in names]
+
+
 def facts_from_records(records: list[dict]) -> FactSet:
     grouped = by_kind(records)
     facts = FactSet()
@@ -351,6 +357,7 @@ def facts_from_records(records: list[dict]) -> FactSet:
     facts.functions = functions(local)
     facts.call_edges = call_edges(local)
     facts.escapes = escapes(grouped, semaphore_names(facts))
+    facts.exports = exports(grouped, {d.name for d in facts.var_decls})
     facts.access_records = [r for r in records if r["kind"].startswith("acc_")]
     facts.type_records = [r for r in records if r["kind"] in TYPE_KINDS]
     facts.helper_records = [r for r in records if r["kind"] in HELPER_KINDS]

@@ -42,7 +42,7 @@ def mentions_in(tokens: list[Token]) -> list[Mention]:
 def explained_lines(inst: Instance) -> set[Location]:
     return ({d for d in inst.decls} | {i.location for i in inst.inits}
             | {s.location for s in inst.sites} | {e.pos.location for e in inst.escapes}
-            | set(inst.aliased_at))
+            | set(inst.aliased_at) | set(inst.exported_at))
 
 
 def files_of(inst: Instance) -> set[str]:

@@ -22,7 +22,7 @@ from sem2mutex.audit.helpers import (Attribution, Handoffs, attributed_sites, co
 from sem2mutex.audit.typeindex import CType, Member, TypeIndex
 from sem2mutex.audit.visibility import Visibility
 from sem2mutex.tools.api import ARGUMENTS
-from sem2mutex.model import (ApiCall, FactSet, FieldDecl, Init, Instance, Location,
+from sem2mutex.model import (ApiCall, Export, FactSet, FieldDecl, Init, Instance, Location,
                              OtherTypeCall, Position, Reason, Site, Target, VarDecl)
 
 LOCK_OPS = ("down", "down_interruptible", "down_killable", "down_trylock", "down_timeout")
@@ -267,6 +267,13 @@ def declare_instances(facts: FactSet, table: InstanceTable) -> None:
         inst.decls.append(d.pos.location)
         if d.macro in FIXED_COUNTS:
             inst.inits.append(Init(d.pos.location, d.macro, FIXED_COUNTS[d.macro], d.macro))
+    for e in facts.exports:
+        exported = exported_instance(table, e)
+        if exported is not None:
+            exported.exported_at.append(e.pos.location)
+            exported.notes.append(Reason(
+                "exported", f"exported to modules ({e.macro}()): a conversion changes the "
+                "type every module using it sees", (e.pos.location,)))
     for f in facts.field_decls:
         inst = table.get_or_create(field_instance_id(f), "field-array" if f.array else "field",
                                    f.field, f.container, f.pos.file, f.pos.line)
@@ -276,6 +283,18 @@ def declare_instances(facts: FactSet, table: InstanceTable) -> None:
                                      "with the union's other members, which a mutex's "
                                      "owner and wait list would overlap too",
                                      (f.pos.location,)))
+
+
+def exported_instance(table: InstanceTable, e: Export) -> Instance | None:
+    """The variable EXPORT names: the file's own static, or the global
+    the file declares (an export is in the file defining the symbol)."""
+    static = table.by_id.get(f"static:{e.pos.file}:{e.name}")
+    if static is not None:
+        return static
+    inst = table.by_id.get(f"global:{e.name}")
+    if inst is not None and any(d.file == e.pos.file for d in inst.decls):
+        return inst
+    return None
 
 
 def pseudo_instance(table: InstanceTable, call: ApiCall, res: Resolution) -> Instance:
