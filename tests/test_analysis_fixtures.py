@@ -343,3 +343,10 @@ def test_an_export_is_no_use_and_is_noted(fixture_audit):
     (note,) = lock["notes"]
     assert note["code"] == "exported" and "EXPORT_SYMBOL_GPL()" in note["detail"]
     assert note["locations"] == [{"file": "drivers/fixture/exported.c", "line": 11}]
+
+
+def test_an_address_given_to_another_locks_function_is_no_escape(fixture_audit):
+    # otherlock_user.c: spin_lock(&ol_ring(x)->lock), its type not known
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    lock = by_id["field:struct ol_dev.lock"]
+    assert lock["class"] == "mutex" and lock["escapes"] == []

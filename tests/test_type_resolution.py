@@ -286,3 +286,16 @@ def test_a_static_wrapper_of_a_header_is_looked_for_where_it_is_named():
     # static in a .c file: only that file can call it (drivers/other.c has its own)
     own = Wrappers("p", ("probe_on",), ("probe_off",), ("kernel/irq.c",))
     assert WrapperAnalysis.files_of(own, static, mentions) == {"kernel/irq.c"}
+
+
+def test_an_address_given_to_another_lock_types_function_is_no_escape():
+    from sem2mutex.audit.facts import escapes
+
+    def escape(line, callee):
+        return {"kind": "escape", "file": "drivers/x/x.c", "line": line, "col": 1,
+                "function": "f", "shape": "field", "field": "lock", "container": None,
+                "via": "call", "callee": callee}
+    recs = [escape(1, "spin_lock"), escape(2, "down_write"), escape(3, "atomic_read"),
+            escape(4, "my_helper"), escape(5, "mutex_lock")]  # 2.6 XFS: a semaphore's
+    kept = escapes({"escape": recs}, {"lock"})
+    assert [(e.pos.line, e.callee) for e in kept] == [(4, "my_helper"), (5, "mutex_lock")]

@@ -26,6 +26,7 @@ from sem2mutex.model import (ApiCall, Callback, CallEdge, Escape, Export, FactSe
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.audit.intake import kernel_files_mentioning
 from sem2mutex.audit.visibility import Visibility
+from sem2mutex.tools.api import OTHER_LOCK_CALLS
 from sem2mutex.tools.grep import GrepMemo, files_with_patterns, word_lines
 from sem2mutex.tools.kernel_tree import is_kernel_source
 from sem2mutex.tools.spatch import ParseError, SpatchOutput, SpatchRunner
@@ -217,11 +218,12 @@ def field_candidates(shapes: list[dict]) -> tuple[tuple[str | None, str], ...]:
 
 def escapes(grouped: dict[str, list[dict]], names: set[str]) -> list[Escape]:
     """The escapes of NAMES (the semaphores' names): escapes.cocci reports
-    every &field and &variable leaving the API, whatever it is."""
+    every &field and &variable leaving the API, whatever it is; an address
+    given to another lock type's function (spin_lock()) is none."""
     by_site: dict[tuple[PosKey, str], list[dict]] = defaultdict(list)
     for rec in grouped.get("escape", []):
         name = rec.get("field") or rec.get("name")
-        if name not in names:
+        if name not in names or rec.get("callee") in OTHER_LOCK_CALLS:
             continue
         by_site[((rec["file"], rec["line"], rec["col"]), name)].append(rec)
     result = []

@@ -48,6 +48,39 @@ ARGUMENTS: dict[str, int] = {
     "__SEMAPHORE_INITIALIZER": 2,
 }
 
+# Kernel functions whose pointer arguments are locks of another type (a
+# spinlock_t, an rwlock_t, a struct rw_semaphore) or an atomic_t: the
+# address of a struct semaphore passed to one would not build, so an
+# address given to one is no semaphore's (the escape check otherwise
+# suspects every semaphore member of that name when it cannot type
+# `&x->lock` in spin_lock(&x->lock)).  Not the mutex_*() names: 2.6's XFS
+# defines mutex_lock() and mutex_init() as macros over a semaphore.
+OTHER_LOCK_CALLS: frozenset[str] = frozenset({
+    # spinlock_t
+    "assert_spin_locked", "raw_spin_is_locked", "raw_spin_lock", "raw_spin_lock_bh",
+    "raw_spin_lock_init", "raw_spin_lock_irq", "raw_spin_lock_irqsave",
+    "raw_spin_lock_nested", "raw_spin_trylock", "raw_spin_trylock_bh",
+    "raw_spin_trylock_irq", "raw_spin_trylock_irqsave", "raw_spin_unlock",
+    "raw_spin_unlock_bh", "raw_spin_unlock_irq", "raw_spin_unlock_irqrestore",
+    "raw_spin_unlock_wait", "spin_is_locked", "spin_lock", "spin_lock_bh", "spin_lock_init",
+    "spin_lock_irq", "spin_lock_irqsave", "spin_lock_nested", "spin_trylock",
+    "spin_trylock_bh", "spin_trylock_irq", "spin_trylock_irqsave", "spin_unlock",
+    "spin_unlock_bh", "spin_unlock_irq", "spin_unlock_irqrestore", "spin_unlock_wait",
+    # rwlock_t
+    "read_lock", "read_lock_bh", "read_lock_irq", "read_lock_irqsave", "read_trylock",
+    "read_unlock", "read_unlock_bh", "read_unlock_irq", "read_unlock_irqrestore",
+    "rwlock_init", "write_lock", "write_lock_bh", "write_lock_irq", "write_lock_irqsave",
+    "write_trylock", "write_unlock", "write_unlock_bh", "write_unlock_irq",
+    "write_unlock_irqrestore",
+    # struct rw_semaphore
+    "down_read", "down_read_interruptible", "down_read_killable", "down_read_nested",
+    "down_read_trylock", "down_write", "down_write_killable", "down_write_nested",
+    "down_write_trylock", "downgrade_write", "init_rwsem", "rwsem_is_locked", "up_read",
+    "up_write",
+    # atomic_t
+    "atomic_add", "atomic_dec", "atomic_inc", "atomic_read", "atomic_set", "atomic_sub",
+})
+
 # For the reports: old call, its mutex form, its counting form.
 MUTEX_SPELLING = {**{old: f"{new}()" for old, new in MUTEX_CALLS.items()},
                   "down_trylock": "!mutex_trylock() (inverted!)",
