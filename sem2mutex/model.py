@@ -160,6 +160,8 @@ class FactSet:
     call_edges: list[CallEdge] = field(default_factory=list)
     escapes: list[Escape] = field(default_factory=list)
     exports: list[Export] = field(default_factory=list)
+    # &x->lock given to spin_lock() and the like: (where, name, a member?)
+    other_lock_arguments: list[tuple[Location, str, bool]] = field(default_factory=list)
     parse_failures: list[ParseFailure] = field(default_factory=list)
     # access.cocci's argument trees and types.cocci's type facts, raw: the
     # resolve stage reads them with the tree's include graph

@@ -350,3 +350,9 @@ def test_an_address_given_to_another_locks_function_is_no_escape(fixture_audit):
     by_id = {i["id"]: i for i in fixture_audit["instances"]}
     lock = by_id["field:struct ol_dev.lock"]
     assert lock["class"] == "mutex" and lock["escapes"] == []
+
+
+def test_another_lock_types_argument_is_no_unexplained_use(fixture_audit):
+    # otherlock.c: spin_lock_init(&ol_ring(x)->lock) beside ol_dev's calls
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    assert not by_id["field:struct ol_dev.lock"]["notes"]

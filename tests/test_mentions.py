@@ -60,3 +60,12 @@ def test_a_variable_of_the_same_name_explains_only_plain_mentions():
     # line 20 names `lock` after `->`: not the variable's call
     assert unexplained(cam, {F: members(10, 20)}, OthersFacts.of([cam, lock])) == \
         [Location(F, 20)]
+
+
+def test_an_address_given_to_another_lock_type_explains_its_mention():
+    cam = field("struct cam", [10])
+    # spin_lock_init(&ov->sbuf[i].lock): a spinlock, one mention of `lock`
+    spin = [(Location(F, 20), "lock", True)]
+    assert unexplained(cam, {F: members(10, 20)}, OthersFacts.of([cam], spin)) == []
+    assert unexplained(cam, {F: members(10, 20, 20)}, OthersFacts.of([cam], spin)) == \
+        [Location(F, 20)] * 2

@@ -127,6 +127,9 @@ def test_another_lock_types_calls_are_no_escapes(audit_2_6):
     for iid in ("field:struct video_device.lock", "field:struct videobuf_queue.lock"):
         assert by_id[iid]["class"] == "mutex", iid
         assert not [e for e in by_id[iid]["escapes"] if e["callee"].startswith("spin_")], iid
+    # ov511.c: spin_lock_init(&ov->sbuf[i].lock) is no use of usb_ov511's lock
+    ov = by_id["field:struct usb_ov511.lock"]
+    assert ov["class"] == "mutex" and not ov["notes"]
 
 # Init sites 2.6.11 leaves in unresolved instances, each for a reason the
 # audit states and a reviewer can check in one look (audit/README.md,

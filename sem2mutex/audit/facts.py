@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from sem2mutex.audit.intake import CandidateFiles
 from sem2mutex.audit.typeindex import SEMAPHORE, CType
 from sem2mutex.model import (ApiCall, Callback, CallEdge, Escape, Export, FactSet, FieldDecl,
-                    FunctionDef, ParseFailure, Position, Target, VarDecl)
+                    FunctionDef, Location, ParseFailure, Position, Target, VarDecl)
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.audit.intake import kernel_files_mentioning
 from sem2mutex.audit.visibility import Visibility
@@ -342,6 +342,15 @@ def declaring_patterns(kind: str, name: str) -> str:
     return rf"(\b{word}[[:space:]]*(;|=|\[)|define[[:space:]]+{word}\b)"
 
 
+def other_lock_arguments(grouped: dict[str, list[dict]]) -> list[tuple[Location, str, bool]]:
+    """The addresses given to another lock type's function (escapes()
+    drops them): each names a member or variable that is no semaphore."""
+    found = {(Location(r["file"], r["line"]), r.get("field") or r.get("name"),
+              r["shape"] == "field")
+             for r in grouped.get("escape", []) if r.get("callee") in OTHER_LOCK_CALLS}
+    return sorted(found, key=lambda a: (a[0].file, a[0].line, a[1], a[2]))
+
+
 def exports(grouped: dict[str, list[dict]], names: set[str]) -> list[Export]:
     """The exports of names a semaphore variable has somewhere."""
     return [Export(position(r), r["name"], r["macro"]) for r in grouped.get("export", [])
@@ -360,6 +369,7 @@ def facts_from_records(records: list[dict]) -> FactSet:
     facts.call_edges = call_edges(local)
     facts.escapes = escapes(grouped, semaphore_names(facts))
     facts.exports = exports(grouped, {d.name for d in facts.var_decls})
+    facts.other_lock_arguments = other_lock_arguments(grouped)
     facts.access_records = [r for r in records if r["kind"].startswith("acc_")]
     facts.type_records = [r for r in records if r["kind"] in TYPE_KINDS]
     facts.helper_records = [r for r in records if r["kind"] in HELPER_KINDS]

@@ -98,8 +98,13 @@ class OthersFacts:
     by_place: dict[tuple[Location, str, bool], Counter]
 
     @classmethod
-    def of(cls, instances: list[Instance]) -> "OthersFacts":
+    def of(cls, instances: list[Instance],
+           other_locks: list[tuple[Location, str, bool]] = ()) -> "OthersFacts":
+        """INSTANCES' facts, and OTHER_LOCKS: the addresses given to another
+        lock type's function (spin_lock(&ov->sbuf[i].lock)), no semaphore's."""
         by_place: dict[tuple[Location, str, bool], Counter] = defaultdict(Counter)
+        for where, name, member in other_locks:
+            by_place[(where, name, member)][OTHER_LOCK] += 1
         for inst in instances:
             if inst.kind not in VARIABLE_KINDS + FIELD_KINDS:
                 continue
@@ -113,6 +118,10 @@ class OthersFacts:
         """How many facts of instances other than BESIDES name NAME at WHERE."""
         counts = self.by_place.get((where, name, member), Counter())
         return sum(n for iid, n in counts.items() if iid != besides)
+
+
+# What OthersFacts files another lock type's arguments under.
+OTHER_LOCK = "another lock type"
 
 
 def direct_fact_lines(inst: Instance) -> list[Location]:
@@ -141,11 +150,13 @@ class MentionCheck:
     lexer: Lexer
     memo: GrepMemo | None = None
 
-    def run(self, candidates: list[Instance], everyone: list[Instance]) -> None:
+    def run(self, candidates: list[Instance], everyone: list[Instance],
+            other_locks: list[tuple[Location, str, bool]] = ()) -> None:
         """Notes an unexplained use on each of CANDIDATES that has one;
-        EVERYONE's facts explain their own lines."""
+        EVERYONE's facts and OTHER_LOCKS (OthersFacts.of) explain their own
+        lines."""
         checked = [i for i in candidates if i.kind in VARIABLE_KINDS + FIELD_KINDS]
-        others = OthersFacts.of(everyone)
+        others = OthersFacts.of(everyone, other_locks)
         files = sorted({f for inst in checked for f in files_of(inst)})
         # grep first: a file whose every mention sits on a known line needs
         # no lexing (lexing every file of every candidate costs minutes)

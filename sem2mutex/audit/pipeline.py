@@ -139,7 +139,7 @@ def examine_with(lexer: Lexer, req: AnalysisRequest, progress: Progress) -> Exam
         # semaphore costs more than the rest of this stage, and a semaphore
         # that is not a mutex already gains nothing from one more obstacle.
         candidates = [i for i in instances if i.sem_class is SemClass.MUTEX]
-        MentionCheck(lexer, req.memo).run(candidates, everyone)
+        MentionCheck(lexer, req.memo).run(candidates, everyone, facts.other_lock_arguments)
         classify_all(candidates, contexts)
     progress.spent_on("spatch", runner.seconds_by_file)
     progress.spent_on("lexer", lexer.seconds_by_file)
