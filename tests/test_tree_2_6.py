@@ -10,9 +10,9 @@ import pytest
 
 from conftest import load_json, run_convert
 
-# 2.6.11 at 62a37f5 gives 19 and 8 (README, "The 2.6.11 tree"): a change
+# 2.6.11 at 62a37f5 gives 17 and 8 (README, "The 2.6.11 tree"): a change
 # that blinds the analysis again fails here
-UNSEEN_AT_MOST = 20
+UNSEEN_AT_MOST = 19
 UNRESOLVED_AT_MOST = 8
 
 

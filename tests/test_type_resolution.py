@@ -295,7 +295,10 @@ def test_an_address_given_to_another_lock_types_function_is_no_escape():
         return {"kind": "escape", "file": "drivers/x/x.c", "line": line, "col": 1,
                 "function": "f", "shape": "field", "field": "lock", "container": None,
                 "via": "call", "callee": callee}
-    recs = [escape(1, "spin_lock"), escape(2, "down_write"), escape(3, "atomic_read"),
-            escape(4, "my_helper"), escape(5, "mutex_lock")]  # 2.6 XFS: a semaphore's
+    recs = [escape(1, "spin_lock"), escape(2, "write_lock_irq"), escape(3, "atomic_read"),
+            escape(4, "my_helper"),
+            escape(5, "mutex_lock"),  # 2.6's XFS: a macro over a semaphore
+            escape(6, "down_write")]  # i810_dma.c: #define down_write down
     kept = escapes({"escape": recs}, {"lock"})
-    assert [(e.pos.line, e.callee) for e in kept] == [(4, "my_helper"), (5, "mutex_lock")]
+    assert [(e.pos.line, e.callee) for e in kept] == \
+        [(4, "my_helper"), (5, "mutex_lock"), (6, "down_write")]
