@@ -356,3 +356,11 @@ def test_another_lock_types_argument_is_no_unexplained_use(fixture_audit):
     # otherlock.c: spin_lock_init(&ol_ring(x)->lock) beside ol_dev's calls
     by_id = {i["id"]: i for i in fixture_audit["instances"]}
     assert not by_id["field:struct ol_dev.lock"]["notes"]
+
+
+def test_an_extern_array_without_size_is_a_declaration(fixture_audit):
+    # extern_array_user.c: extern struct semaphore ea_slots[];
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    slots = by_id["global:ea_slots"]
+    assert slots["class"] == "mutex"
+    assert {"file": "drivers/fixture/extern_array_user.c", "line": 4} in slots["decls"]

@@ -53,6 +53,8 @@ struct semaphore x@p[N];
 struct semaphore x@p[N] = E;
 |
 struct semaphore x@p[] = E;
+|
+struct semaphore x@p[];
 )
 
 @script:python depends on report@

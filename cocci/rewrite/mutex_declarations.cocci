@@ -77,6 +77,10 @@ position p : script:python() { planned_declaration(p) };
 - struct semaphore
 + struct mutex
   x@p[] = E;
+|
+- struct semaphore
++ struct mutex
+  x@p[];
 )
 
 @script:python depends on variable@

@@ -106,6 +106,8 @@ T x@p[N];
 T x@p[N] = E;
 |
 T x@p[] = E;
+|
+T x@p[];
 )
 
 @script:python depends on state_variable@
