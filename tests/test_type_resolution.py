@@ -302,3 +302,25 @@ def test_an_address_given_to_another_lock_types_function_is_no_escape():
     kept = escapes({"escape": recs}, {"lock"})
     assert [(e.pos.line, e.callee) for e in kept] == \
         [(4, "my_helper"), (5, "mutex_lock"), (6, "down_write")]
+
+
+def test_a_file_naming_another_sets_wrappers_is_not_in_its_group():
+    from sem2mutex.audit.wrappers import Wrappers, disjoint_groups, wrapper_sets
+    # a.c's static lock_dev()/unlock_dev() are looked for in a.c only;
+    # b.c, a file of the i2c wrappers, has a static lock_dev() of its own:
+    # a run naming both sets would report b.c's lock_dev() calls, taken
+    # there for the i2c set's
+    own = Wrappers("a", ("lock_dev",), ("unlock_dev",), ("drivers/a.c",))
+    i2c = Wrappers("p", ("i2c_lock",), ("i2c_unlock",), ("arch/low_i2c.c",))
+    mentions = {"lock_dev": {"drivers/a.c", "drivers/b.c"},
+                "unlock_dev": {"drivers/a.c", "drivers/b.c"},
+                "i2c_lock": {"arch/low_i2c.c", "drivers/b.c"},
+                "i2c_unlock": {"arch/low_i2c.c", "drivers/b.c"}}
+    sets = wrapper_sets([own, i2c], {"a": {"drivers/a.c"},
+                                     "p": {"arch/low_i2c.c", "drivers/b.c"}}, mentions)
+    assert sorted(len(g) for g in disjoint_groups(sets)) == [1, 1]
+    # sets whose files name neither's wrappers share a run
+    other = Wrappers("o", ("o_lock",), ("o_unlock",), ("fs/o.c",))
+    sets = wrapper_sets([own, other], {"a": {"drivers/a.c"}, "o": {"fs/o.c"}},
+                        {**mentions, "o_lock": {"fs/o.c"}, "o_unlock": {"fs/o.c"}})
+    assert [len(g) for g in disjoint_groups(sets)] == [2]

@@ -10,7 +10,7 @@ time, over the files that mention the wrappers.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sem2mutex.audit.contexts import ContextMap
@@ -120,7 +120,7 @@ class WrapperAnalysis:
                                     self.runner.jobs, self.memo)
         by_id = {inst.id: inst for inst in instances}
         sets = wrapper_sets(found, {w.instance_id: self.files_of(w, static, mentions)
-                                    for w in found})
+                                    for w in found}, mentions)
         for ws in [ws for ws in sets if len(ws.files) > MAX_WRAPPER_FILES]:
             for w in ws.members:
                 by_id[w.instance_id].notes.append(Reason(
@@ -191,14 +191,21 @@ class WrapperSet:
     locks: tuple[str, ...]
     unlocks: tuple[str, ...]
     members: list[Wrappers]
-    files: set[str]
+    files: set[str]  # where their calls are looked at
+    # every file naming them: a file with a static function of the same
+    # name is no file of theirs, but a run whose program names them reports
+    # its calls too
+    reach: set[str] = field(default_factory=set)
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(f"{n}()" for n in self.locks + self.unlocks)
 
 
-def wrapper_sets(found: list[Wrappers], files: dict[str, set[str]]) -> list[WrapperSet]:
+def wrapper_sets(found: list[Wrappers], files: dict[str, set[str]],
+                 mentions: dict[str, set[str]] | None = None) -> list[WrapperSet]:
+    """The sets of FOUND by names, with the FILES of each member, and
+    what MENTIONS (name -> files naming it) says names them."""
     sets: dict[tuple[tuple[str, ...], tuple[str, ...]], WrapperSet] = {}
     for w in found:
         key = (w.locks, w.unlocks)
@@ -206,20 +213,26 @@ def wrapper_sets(found: list[Wrappers], files: dict[str, set[str]]) -> list[Wrap
             sets[key] = WrapperSet(w.locks, w.unlocks, [], set())
         sets[key].members.append(w)
         sets[key].files |= files[w.instance_id]
+    for ws in sets.values():
+        ws.reach = set(ws.files).union(*[(mentions or {}).get(n, set())
+                                         for n in ws.locks + ws.unlocks])
     return sorted(sets.values(), key=lambda ws: (ws.locks, ws.unlocks))
 
 
 def disjoint_groups(sets: list[WrapperSet]) -> list[list[WrapperSet]]:
-    """Wrapper sets in groups whose files do not overlap: in one file only
-    one set's wrappers are called, so a lock wrapper can only pair with
-    its own unlock wrapper.  Greedy, most files first."""
-    groups: list[tuple[list[WrapperSet], set[str]]] = []
+    """Wrapper sets in groups where no set's files name another's
+    wrappers: in one file only one set's wrappers are called, so a lock
+    wrapper can only pair with its own unlock wrapper, and every wrapper
+    call a run reports in a set's file is that set's.  Greedy, most files
+    first."""
+    groups: list[tuple[list[WrapperSet], set[str], set[str]]] = []
     for ws in sorted(sets, key=lambda ws: (-len(ws.files), ws.locks, ws.unlocks)):
-        for members, used in groups:
-            if not used & ws.files:
+        for members, files, reach in groups:
+            if not files & ws.reach and not reach & ws.files:
                 members.append(ws)
-                used |= ws.files
+                files |= ws.files
+                reach |= ws.reach
                 break
         else:
-            groups.append(([ws], set(ws.files)))
-    return [members for members, _ in groups]
+            groups.append(([ws], set(ws.files), set(ws.reach)))
+    return [members for members, _, _ in groups]
