@@ -255,6 +255,7 @@ class Instance:
     # where its address is taken in code the analysis followed: given to a
     # local pointer, or the body of an accessor macro its calls go through
     aliased_at: list[Location] = field(default_factory=list)
+    # its EXPORT_SYMBOL() lines: no use of it
     exported_at: list[Location] = field(default_factory=list)
     # the accessor macros its calls go through: their every use is checked
     through_macros: list[str] = field(default_factory=list)

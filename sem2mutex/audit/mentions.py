@@ -86,6 +86,10 @@ def unexplained(inst: Instance, mentions: dict[str, list[Mention]],
     return found
 
 
+# What OthersFacts files another lock type's arguments under.
+OTHER_LOCK = "another lock type"
+
+
 @dataclass
 class OthersFacts:
     """How many facts of each instance each line holds, by the name they
@@ -118,10 +122,6 @@ class OthersFacts:
         """How many facts of instances other than BESIDES name NAME at WHERE."""
         counts = self.by_place.get((where, name, member), Counter())
         return sum(n for iid, n in counts.items() if iid != besides)
-
-
-# What OthersFacts files another lock type's arguments under.
-OTHER_LOCK = "another lock type"
 
 
 def direct_fact_lines(inst: Instance) -> list[Location]:
