@@ -106,6 +106,7 @@ class Callback:
     name: str  # function registered
     context: str  # hardirq, irq_thread, timer, tasklet, softirq, work, kthread, ops
     slot: str | None = None  # ops: "struct file_operations.open"
+    holder: str | None = None  # ops: the variable the initializer sets
 
 
 @dataclass(frozen=True)

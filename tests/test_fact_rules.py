@@ -26,6 +26,9 @@ ENV = {
     # what sem2mutex passes to wrapper_pairing.cocci
     "SEM2MUTEX_LOCK_WRAPPERS": "wrap_lock,cfg_lock,res_lock,drop_lock",
     "SEM2MUTEX_UNLOCK_WRAPPERS": "wrap_unlock,cfg_unlock,res_unlock,drop_unlock",
+    # and to seq_file_pairing.cocci
+    "SEM2MUTEX_SEQ_STARTS": "list_start,cond_start,stopif_start",
+    "SEM2MUTEX_SEQ_STOPS": "list_stop,cond_stop,stopif_stop",
 }
 
 

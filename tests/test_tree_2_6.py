@@ -131,6 +131,31 @@ def test_another_lock_types_calls_are_no_escapes(audit_2_6):
     ov = by_id["field:struct usb_ov511.lock"]
     assert ov["class"] == "mutex" and not ov["notes"]
 
+def test_a_seq_files_start_and_stop_hold_one_lock(audit_2_6):
+    # /proc/misc, /proc/partitions and /proc/diskstats, /proc/swaps: down()
+    # in .start, up() in .stop; 2.6.16 made each a mutex
+    by_id = {i["id"]: i for i in audit_2_6["instances"]}
+    for iid in ("static:drivers/char/misc.c:misc_sem", "static:drivers/block/genhd.c:"
+                "block_subsys_sem", "static:mm/swapfile.c:swapon_sem"):
+        inst = by_id[iid]
+        assert inst["class"] == "mutex", iid
+        assert "paired-through-seq-file" in [r["code"] for r in inst["reasons"]], iid
+    genhd = by_id["static:drivers/block/genhd.c:block_subsys_sem"]
+    (pairs,) = [n for n in genhd["notes"] if n["code"] == "seq-file-pair"]
+    assert "part_start()" in pairs["detail"] and "diskstats_start()" in pairs["detail"]
+    # module.c drops module_mutex while it waits, for a caller holding it:
+    # that up() stays in doubt, the seq_file pair does not
+    module = by_id["static:kernel/module.c:module_mutex"]
+    assert [r["code"] for r in module["reasons"]] == ["unpaired-up"]
+
+
+def test_no_path_goes_on_past_bug(audit_2_6):
+    # kmem_cache_create(): up(&cache_chain_sem); unlock_cpu_hotplug(); BUG();
+    cache_chain = {i["id"]: i for i in audit_2_6["instances"]}["static:mm/slab.c:cache_chain_sem"]
+    assert cache_chain["class"] == "mutex"
+    assert all(s["paired"] for s in cache_chain["sites"])
+
+
 # Init sites 2.6.11 leaves in unresolved instances, each for a reason the
 # audit states and a reviewer can check in one look (audit/README.md,
 # "What the analysis does not see"):

@@ -216,7 +216,9 @@ emit("callback", p[0], name=fn, context="work")
 // A function stored in a designated initializer is a callback of that
 // structure (file_operations .open/.release, driver .probe, ...).  Every
 // identifier stored so is reported: the function may be defined in another
-// file, and sem2mutex keeps the names some analysed file defines.
+// file, and sem2mutex keeps the names some analysed file defines.  The
+// structure's variable says which callbacks one instance holds together
+// (a seq_operations' .start and .stop).
 @ops depends on report@
 identifier s, x, fld;
 identifier fn;
@@ -226,9 +228,10 @@ struct s x = { ..., .fld = fn@p, ... };
 
 @script:python depends on report@
 s << ops.s;
+x << ops.x;
 fld << ops.fld;
 fn << ops.fn;
 p << ops.p;
 @@
-emit("callback", p[0], name=fn, context="ops", ops="struct " + s, slot=fld)
+emit("callback", p[0], name=fn, context="ops", ops="struct " + s, slot=fld, holder=x)
 

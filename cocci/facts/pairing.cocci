@@ -4,7 +4,8 @@
 /// down_trylock() or down_timeout() of the same semaphore expression, and
 /// every up() some path reaches from an earlier up() of the same
 /// expression without a down() between them (through loops, switch and
-/// break, goto and early returns: spatch follows every path).  Such an
+/// break, goto and early returns: spatch follows every path, but none
+/// through BUG() or panic(), which do not return).  Such an
 /// up() is not provably the release of the calling task's own down(): the
 /// semaphore cannot be turned into a mutex without review.  An up() that
 /// is not reported here is paired in its function.
@@ -43,6 +44,8 @@ position p;
 @@
 fn(...) {
   ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
   up@p(S)
   ... when any
 }
@@ -55,7 +58,9 @@ emit("unpaired", p[0], op="up")
 // An up() some path reaches right after another up() of the same
 // expression, with no down() between them (an up() before a sleep, then a
 // break or goto that skips the re-take into the final up()): the second
-// release finds the semaphore already released.
+// release finds the semaphore already released.  Neither rule follows a
+// path through BUG() or panic(), which do not return (2.6's
+// kmem_cache_create(): up(&cache_chain_sem); BUG(); on a duplicate name).
 @double_up depends on report exists@
 identifier fn;
 identifier lock = {down, down_interruptible, down_killable, down_trylock,
@@ -67,6 +72,8 @@ fn(...) {
   ... when any
   up@p1(S)
   ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
   up@p2(S)
   ... when any
 }

@@ -27,7 +27,7 @@ OTHER_TASK_REASON = {"work": "work-item-release", "kthread": "kthread-release",
 # converted semaphore fails to build; the series lists the exports it
 # changes).
 INFORMATIONAL_NOTES = ("resolved-by-field-name", "unresolved-why", "helper-attributed",
-                      "wrappers-not-followed", "exported")
+                      "wrappers-not-followed", "exported", "seq-file-pair")
 # Reasons that say the analysis could not see all uses, not that the code
 # is doubtful: a reviewer starts with the other kind.
 UNSEEN_REASONS = frozenset(("unresolved-target", "via-pointer", "parse-failure",
@@ -234,8 +234,11 @@ class Classifier:
         return [Reason("trylock-context-unknown", detail, locs([s for s, _ in risky]))]
 
     def callback_slots(self, inst: Instance) -> set[str]:
+        """The ops slots INST's sites run in, but for the .start and .stop
+        that hold it from one to the other (seqfile.py)."""
+        paired = {loc for n in inst.notes if n.code == "seq-file-pair" for loc in n.locations}
         slots = set()
-        for s in inst.sites:
+        for s in (s for s in inst.sites if s.location not in paired):
             for ev in self.contexts.of(s.location.file, s.function):
                 if ev.context.startswith("ops"):
                     slots.add(ev.context.split(" ", 1)[1].strip("()"))
@@ -264,6 +267,8 @@ class Classifier:
             evidence.append(Reason("paired-through-wrappers", "released through unlock "
                                    "wrappers whose every caller took the lock through its "
                                    "lock wrapper on the same arguments", locs(through)))
+        evidence += merge_by_code([Reason("paired-through-seq-file", n.detail, n.locations)
+                                   for n in inst.notes if n.code == "seq-file-pair"])
         evidence.append(Reason("process-context", "no site runs in IRQ, timer, tasklet or "
                                "softirq context", ()))
         return evidence

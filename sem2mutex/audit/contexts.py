@@ -134,15 +134,26 @@ def add_address_taken(cmap: ContextMap, facts: FactSet, lexer: Lexer,
     """
     defined: dict[str, set[str]] = defaultdict(set)
     for fn in facts.functions:
-        defined[fn.file].add(fn.name)
+        if fn.file in files:
+            defined[fn.file].add(fn.name)
     # registrations the fact rules recognised already say how it is called
     registered = {(cb.pos.file, cb.pos.line, cb.name) for cb in facts.callbacks}
-    for rel, tokens in lexer.tokens_of(sorted(files)).items():
+    cmap.entry_points |= used_other_than_called(lexer, defined, registered)
+
+
+def used_other_than_called(lexer: Lexer, names: dict[str, set[str]],
+                           registered: set[tuple[str, int, str]]) -> set[FunctionKey]:
+    """(file, name) for each of NAMES (file -> function names) the file
+    names other than in a call, a definition, a prototype or one of the
+    REGISTERED (file, line, name) registrations."""
+    found = set()
+    for rel, tokens in lexer.tokens_of(sorted(names)).items():
         for i, tok in enumerate(tokens):
-            if not tok.identifier or tok.text not in defined[rel]:
+            if not tok.identifier or tok.text not in names[rel]:
                 continue
             if (rel, tok.line, tok.text) in registered:
                 continue
             following = tokens[i + 1] if i + 1 < len(tokens) else None
             if following is None or following.identifier or following.text != "(":
-                cmap.entry_points.add((rel, tok.text))
+                found.add((rel, tok.text))
+    return found

@@ -179,7 +179,8 @@ def callbacks(grouped: dict[str, list[dict]]) -> list[Callback]:
         if rec["context"] == "pointer" and (rec["file"], rec["line"], rec["name"]) in specific:
             continue
         slot = f'{rec["ops"]}.{rec["slot"]}' if rec.get("slot") else None
-        found.add(Callback(position(rec), rec["name"], rec["context"], slot))
+        found.add(Callback(position(rec), rec["name"], rec["context"], slot,
+                           rec.get("holder")))
     return sorted(found, key=lambda c: (c.pos.file, c.pos.line, c.name))
 
 

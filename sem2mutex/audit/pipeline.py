@@ -17,6 +17,7 @@ from sem2mutex.model import (Audit, FactSet, Instance, KernelTree, OtherTypeCall
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.progress import Progress
 from sem2mutex.audit.resolve import Resolved, build_instances
+from sem2mutex.audit.seqfile import SeqFilePairing
 from sem2mutex.tools.cache import ResultCache, code_digest, no_cache
 from sem2mutex.tools.grep import GrepMemo
 from sem2mutex.tools.spatch import SpatchRunner
@@ -129,6 +130,8 @@ def examine_with(lexer: Lexer, req: AnalysisRequest, progress: Progress) -> Exam
         add_context_records(facts, WrapperAnalysis(runner, progress, req.memo).run(
             instances, facts, contexts, facts.pass2_files))
     contexts = build_context_map(facts)
+    with progress.stage("seq_file pairs (lexer, spatch)"):
+        SeqFilePairing(runner, lexer).run(instances, facts, contexts)
     with progress.stage("lexer (trylock callers, unexplained uses)"):
         add_address_taken(contexts, facts, lexer, trylock_files)
         everyone = instances  # out of --dir's scope too: their facts explain lines
