@@ -153,13 +153,20 @@ def test_fixture_tree_static_initialisers_and_define(fixture_run):
     assert line_of(paired, "init(&local);") == "mutex_init(&local);"
 
 
-def test_fixture_tree_pointer_and_macro_sites_renamed(fixture_run):
+def test_fixture_tree_pointer_and_macro_sites_rewritten(fixture_run):
     tree = fixture_run.tree
     pointer = (tree / "fs" / "fixture" / "pointer.c").read_text()
     assert "down_sem(sem);" in pointer and "up_sem((struct semaphore *)handle);" in pointer
     assert "sema_init(sem, initial);" in pointer  # initialisers stay
+    # a lock macro whose every call pairs makes a mutex, its body rewritten
     macro = tree / "drivers" / "fixture" / "macro.c"
-    assert line_of(macro, "#define macro_lock()") == "#define macro_lock()\tdown_sem(&macro_sem)"
+    assert line_of(macro, "#define macro_lock()") == "#define macro_lock()\tmutex_lock(&macro_sem)"
+    lockmacro = tree / "drivers" / "fixture" / "lockmacro.c"
+    assert line_of(lockmacro, "#define MLOG_LOCK_INIT(log)") == \
+        "#define MLOG_LOCK_INIT(log)\tmutex_init(&(log)->loglock)"
+    # one whose unlock macro is called unpaired stays a semaphore
+    assert line_of(lockmacro, "#define MLOG_BUSY(log)") == \
+        "#define MLOG_BUSY(log)\t\tdown_sem(&(log)->busylock)"
 
 
 def test_fixture_tree_rerun_has_nothing_to_do(fixture_run, tmp_path):

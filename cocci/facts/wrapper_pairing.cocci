@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/// Report the calls of a semaphore's lock and unlock wrapper functions, and
+/// Report the calls of a semaphore's lock and unlock wrappers (functions or
+/// macros), and
 /// every unlock-wrapper call that some path reaches from the start of its
 /// function without a lock-wrapper call on the same arguments (a call
-/// whose result is used, `return foo_unlock(dev);`, as well).  The
+/// whose result is used, `return foo_unlock(dev);`, as well), and the
+/// wrapper calls in a macro's body, with the macro.  The
 /// wrappers of one semaphore are given in SEM2MUTEX_LOCK_WRAPPERS and
-/// SEM2MUTEX_UNLOCK_WRAPPERS (comma-separated function names).
+/// SEM2MUTEX_UNLOCK_WRAPPERS (comma-separated names).
 ///
 // Confidence: High
 // Copyright: (C) 2026 sem2mutex developers
@@ -49,6 +51,41 @@ p << unlock_call.p;
 @@
 emit("wrapper_call", p[0], role="unlock")
 
+// A wrapper call in the body of a macro (6.1's printk.c: #define
+// up_console_sem() __up_console_sem(_RET_IP_)): where the macro is
+// expanded is not followed, so no path is known to take the lock first.
+@lock_in_macro depends on report@
+identifier M, w;
+position lock_call.p;
+@@
+(
+#define M(...) <+... w@p(...) ...+>
+|
+#define M <+... w@p(...) ...+>
+)
+
+@script:python depends on report@
+M << lock_in_macro.M;
+p << lock_call.p;
+@@
+emit("in_macro", p[0], macro=M)
+
+@unlock_in_macro depends on report@
+identifier M, w;
+position unlock_call.p;
+@@
+(
+#define M(...) <+... w@p(...) ...+>
+|
+#define M <+... w@p(...) ...+>
+)
+
+@script:python depends on report@
+M << unlock_in_macro.M;
+p << unlock_call.p;
+@@
+emit("in_macro", p[0], macro=M)
+
 // In a file that calls no lock wrapper at all, no path can take one before
 // an unlock-wrapper call: every such call is unpaired, and the path search
 // below (seconds on fs/ntfs/inode.c of 2.6.11) is not run.
@@ -66,6 +103,8 @@ position p;
 @@
 fn(...) {
   ... when != lk(ES)
+      when != BUG()
+      when != panic(...)
   ul@p(ES)
   ... when any
 }
@@ -77,6 +116,7 @@ emit("unpaired", p[0], op="unlock")
 
 // An unlock-wrapper call some path reaches right after another one on the
 // same arguments, with no lock-wrapper call between them: released twice.
+// As in pairing.cocci, no path goes on past BUG() or panic().
 @double_unlock depends on report && lock_call exists@
 identifier fn;
 identifier lk : script:python() { lk in LOCKS };
@@ -88,6 +128,8 @@ fn(...) {
   ... when any
   ul@p1(ES)
   ... when != lk(ES)
+      when != BUG()
+      when != panic(...)
   ul@p2(ES)
   ... when any
 }

@@ -27,6 +27,7 @@ WRAPPER_RULES = [FACTS_DIR / "wrapper_pairing.cocci"]
 WRAPPER_AND_CONTEXT_RULES = WRAPPER_RULES + [FACTS_DIR / "contexts.cocci"]
 WRAPPABLE_LOCKS = ("down", "down_interruptible", "down_killable")
 PSEUDO_KINDS = ("pointer", "unresolved")
+OUTSIDE_FUNCTIONS = "something_else"  # spatch's current_element there
 # A wrapper called in more files than this (lock_kernel() of the 2.6 big
 # kernel semaphore, the inode i_sem helpers) would make the analysis parse
 # a good part of the tree again; its releases stay unpaired instead.
@@ -39,20 +40,25 @@ class Wrappers:
     locks: tuple[str, ...]
     unlocks: tuple[str, ...]
     files: tuple[str, ...]  # files where the wrappers are defined
+    macros: tuple[str, ...] = ()  # those of them that are macros
 
 
 def find_wrappers(inst: Instance, defined: set[tuple[str, str]],
                   contexts: ContextMap) -> Wrappers | None:
     """INST's lock and unlock wrappers: functions of DEFINED ((file, name)
     of every function the facts saw defined) that only take, or only
-    release, the semaphore."""
+    release, the semaphore; and macros whose body only takes, or only
+    releases, it (jfs's LOG_LOCK(log), down(&((log)->loglock)))."""
     ops_by_function: dict[tuple[str, str], list[Site]] = defaultdict(list)
     for site in inst.sites:
-        if site.macro is None and site.via_wrapper is None and site.via_helper is None:
-            ops_by_function[(site.location.file, site.function)].append(site)
-    locks, unlocks, files = [], [], set()
+        if site.via_wrapper is None and site.via_helper is None:
+            ops_by_function[(site.location.file, site.macro or site.function)].append(site)
+    locks, unlocks, files, macros = [], [], set(), set()
     for (file, fn), sites in ops_by_function.items():
-        if (file, fn) not in defined:
+        macro = any(s.macro for s in sites)
+        if macro:
+            macros.add(fn)
+        if not macro and (file, fn) not in defined:
             continue
         if any(ev.path == (fn,) for ev in contexts.of(file, fn)):
             continue  # a registered callback: its callers are not visible
@@ -60,13 +66,14 @@ def find_wrappers(inst: Instance, defined: set[tuple[str, str]],
         if ops <= set(WRAPPABLE_LOCKS):
             locks.append(fn)
             files.add(file)
-        elif ops == {"up"} and not any(s.paired for s in sites):
+        # a macro body is no function: pairing.cocci never judged its up()
+        elif ops == {"up"} and (macro or not any(s.paired for s in sites)):
             unlocks.append(fn)
             files.add(file)
     if not locks or not unlocks:
         return None
     return Wrappers(inst.id, tuple(sorted(set(locks))), tuple(sorted(set(unlocks))),
-                    tuple(sorted(files)))
+                    tuple(sorted(files)), tuple(sorted(macros & set(locks + unlocks))))
 
 
 def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict]) -> None:
@@ -77,10 +84,19 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
     wrapper_names = set(wrappers.locks) | set(wrappers.unlocks)
     calls = [r for r in grouped.get("wrapper_call", [])
              if r.get("function") not in wrapper_names]
+    # A call in a macro body (6.1's printk.c: #define up_console_sem()
+    # __up_console_sem(_RET_IP_)): where the macro is expanded is not
+    # followed, so no path is known to hold the lock.
+    in_macro = {(r["file"], r["line"], r["col"]): r["macro"] for r in grouped.get("in_macro", [])}
+    unpaired |= {(r["file"], r["line"], r["col"]) for r in calls
+                 if (r["file"], r["line"], r["col"]) in in_macro
+                 or r.get("function") in (None, "", OUTSIDE_FUNCTIONS)}
     for r in calls:
         key = (r["file"], r["line"], r["col"])
-        inst.sites.append(Site(Location(r["file"], r["line"]), r.get("function") or "",
-                               f"{r['role']}-wrapper", paired=key not in unpaired,
+        macro = in_macro.get(key)
+        inst.sites.append(Site(Location(r["file"], r["line"]),
+                               f"macro {macro}" if macro else r.get("function") or "",
+                               f"{r['role']}-wrapper", paired=key not in unpaired, macro=macro,
                                via_wrapper=",".join(wrappers.locks if r["role"] == "lock"
                                                     else wrappers.unlocks)))
     unlock_calls = [r for r in calls if r["role"] == "unlock"]
@@ -89,7 +105,10 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
     if all_paired:
         inst.sites[:] = [
             replace(s, paired=True, via_wrapper="released for its caller")
-            if s.op == "up" and s.function in wrappers.unlocks else s
+            if s.op == "up" and (s.macro or s.function) in wrappers.unlocks else
+            # every expansion of a lock macro was just checked with its calls
+            replace(s, via_wrapper="taken for its caller")
+            if s.macro and s.macro in wrappers.locks else s
             for s in inst.sites]
     inst.sites.sort(key=lambda s: (s.location.file, s.location.line))
 
@@ -147,10 +166,12 @@ class WrapperAnalysis:
                  mentions: dict[str, set[str]]) -> set[str]:
         """Where the wrappers are defined, and where they are named unless
         each is static in a .c file (a static inline of a header, 2.6's
-        affs_lock_ext() in fs/affs/affs.h, is called where it is included)."""
+        affs_lock_ext() in fs/affs/affs.h, is called where it is included)
+        or a macro of a .c file."""
         files: set[str] = set(w.files)
         for name in w.locks + w.unlocks:
-            if not all((f, name) in static and not f.endswith(".h") for f in w.files):
+            local = static | {(f, m) for f in w.files for m in w.macros}
+            if not all((f, name) in local and not f.endswith(".h") for f in w.files):
                 files |= mentions.get(name, set())
         return files
 
