@@ -149,11 +149,15 @@ def test_a_seq_files_start_and_stop_hold_one_lock(audit_2_6):
     assert [r["code"] for r in module["reasons"]] == ["unpaired-up"]
 
 
-def test_no_path_goes_on_past_bug(audit_2_6):
+def test_no_path_goes_on_past_bug_or_a_return_macro(audit_2_6):
     # kmem_cache_create(): up(&cache_chain_sem); unlock_cpu_hotplug(); BUG();
     cache_chain = {i["id"]: i for i in audit_2_6["instances"]}["static:mm/slab.c:cache_chain_sem"]
     assert cache_chain["class"] == "mutex"
     assert all(s["paired"] for s in cache_chain["sites"])
+    # processor_perflib.c: up(&performance_sem); return_VALUE(-ENODEV);
+    perf = {i["id"]: i for i in audit_2_6["instances"]}[
+        "static:drivers/acpi/processor_perflib.c:performance_sem"]
+    assert perf["class"] == "mutex"
 
 
 def test_lock_macros_pair_like_wrappers(audit_2_6):

@@ -5,7 +5,8 @@
 /// every up() some path reaches from an earlier up() of the same
 /// expression without a down() between them (through loops, switch and
 /// break, goto and early returns: spatch follows every path, but none
-/// through BUG() or panic(), which do not return).  Such an
+/// through BUG() or panic(), which do not return, nor past the return
+/// macros of ACPI's debug tracing, return_VALUE() and the like).  Such an
 /// up() is not provably the release of the calling task's own down(): the
 /// semaphore cannot be turned into a mutex without review.  An up() that
 /// is not reported here is paired in its function.
@@ -36,6 +37,7 @@ expression S;
 up(S)
 
 @unpaired_up depends on report exists@
+symbol return_VOID;
 identifier fn;
 identifier lock = {down, down_interruptible, down_killable, down_trylock,
 		   down_timeout};
@@ -46,6 +48,10 @@ fn(...) {
   ... when != lock(S, ...)
       when != BUG()
       when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
   up@p(S)
   ... when any
 }
@@ -60,8 +66,11 @@ emit("unpaired", p[0], op="up")
 // break or goto that skips the re-take into the final up()): the second
 // release finds the semaphore already released.  Neither rule follows a
 // path through BUG() or panic(), which do not return (2.6's
-// kmem_cache_create(): up(&cache_chain_sem); BUG(); on a duplicate name).
+// kmem_cache_create(): up(&cache_chain_sem); BUG(); on a duplicate name),
+// nor through ACPI's return_VALUE(), return_VOID, return_ACPI_STATUS()
+// and return_PTR(), which return (2.6's processor_perflib.c).
 @double_up depends on report exists@
+symbol return_VOID;
 identifier fn;
 identifier lock = {down, down_interruptible, down_killable, down_trylock,
 		   down_timeout};
@@ -74,6 +83,10 @@ fn(...) {
   ... when != lock(S, ...)
       when != BUG()
       when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
   up@p2(S)
   ... when any
 }

@@ -95,6 +95,7 @@ p << unlock_call.p;
 emit("unpaired", p[0], op="unlock")
 
 @unpaired_unlock depends on report && lock_call exists@
+symbol return_VOID;
 identifier fn;
 identifier lk : script:python() { lk in LOCKS };
 identifier ul : script:python() { ul in UNLOCKS };
@@ -105,6 +106,10 @@ fn(...) {
   ... when != lk(ES)
       when != BUG()
       when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
   ul@p(ES)
   ... when any
 }
@@ -116,8 +121,10 @@ emit("unpaired", p[0], op="unlock")
 
 // An unlock-wrapper call some path reaches right after another one on the
 // same arguments, with no lock-wrapper call between them: released twice.
-// As in pairing.cocci, no path goes on past BUG() or panic().
+// As in pairing.cocci, no path goes on past BUG(), panic() or ACPI's
+// return macros.
 @double_unlock depends on report && lock_call exists@
+symbol return_VOID;
 identifier fn;
 identifier lk : script:python() { lk in LOCKS };
 identifier ul : script:python() { ul in UNLOCKS };
@@ -130,6 +137,10 @@ fn(...) {
   ... when != lk(ES)
       when != BUG()
       when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
   ul@p2(ES)
   ... when any
 }
