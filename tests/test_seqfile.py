@@ -4,7 +4,8 @@ the path checks of seq_file_pairing.cocci have their golden in
 tests/fixtures/facts/)."""
 from __future__ import annotations
 
-from sem2mutex.audit.seqfile import Candidate, SeqPair, candidates, pair_up, seq_pairs
+from sem2mutex.audit.seqfile import (Candidate, SeqPair, candidates, pair_up, seq_pairs,
+                                     seq_program)
 from sem2mutex.model import Callback, Init, Instance, Location, Position, Site
 
 F = "fs/proc/things.c"
@@ -78,3 +79,9 @@ def test_pairing_marks_the_release_paired_and_notes_why():
     assert "things_start()" in note.detail and "things_ops" in note.detail
     assert note.locations == (Location(F, 10), Location(F, 11))
     assert isinstance(cand, Candidate)
+
+
+def test_the_path_rules_walk_only_the_pairs_functions():
+    text = seq_program(["things_start", "other_start"], ["things_stop"])
+    assert "identifier fn = {things_start, other_start};" in text
+    assert "identifier fn = {things_stop};" in text
