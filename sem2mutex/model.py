@@ -59,6 +59,7 @@ class VarDecl:
     array: bool
     storage: str  # "global", "static", "extern", "local"
     macro: str | None  # DEFINE_SEMAPHORE, DECLARE_MUTEX, ...
+    typedef: str | None = None  # declared as a typedef of struct semaphore (XFS's mutex_t)
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class FieldDecl:
     field: str  # "sem", or "cmd.poll_sem" inside an anonymous member
     array: bool
     in_union: bool = False  # shares its storage with the union's other members
+    typedef: str | None = None  # declared as a typedef of struct semaphore (XFS's mutex_t)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ INFORMATIONAL_NOTES = ("resolved-by-field-name", "unresolved-why", "helper-attri
 # Reasons that say the analysis could not see all uses, not that the code
 # is doubtful: a reviewer starts with the other kind.
 UNSEEN_REASONS = frozenset(("unresolved-target", "via-pointer", "parse-failure",
-                            "possible-unresolved-use", "no-init", "no-lock-sites"))
+                            "possible-unresolved-use", "no-init", "no-lock-sites",
+                            "typedef-declared"))
 PSEUDO_KINDS = ("pointer", "unresolved")
 # Declared (and perhaps initialised) but never taken, released, passed on or
 # named in code spatch could not parse: a mutex changes nothing there.

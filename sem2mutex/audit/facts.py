@@ -8,9 +8,11 @@ the facts of a file depend on nothing else (and can be kept per file):
 - the main pass (declarations, calls, argument trees, types, pairing,
   contexts, escapes) over every file the prefilter picked;
 - a pass over the files that mention a function doing down()/up()
-  through a pointer (its callers hand it their semaphore's address), and
-  one over the headers that define the types the main pass left unknown
-  (types.cocci only);
+  through a pointer (its callers hand it their semaphore's address), one
+  over the files naming a typedef of struct semaphore (2.6's XFS mutex_t,
+  with typedef_declarations.cocci for its variables), and one over the
+  headers that define the types the main pass left unknown (types.cocci
+  only);
 - wrappers.py once the lock/unlock wrapper functions are known.
 """
 from __future__ import annotations
@@ -37,6 +39,8 @@ FACT_RULES = [FACTS_DIR / f"{name}.cocci" for name in
               ("declarations", "calls", "access", "types", "pairing", "contexts", "escapes",
                "helpers")]
 TYPE_RULES = [FACTS_DIR / "types.cocci"]
+TYPEDEF_RULES = FACTS_DIR / "typedef_declarations.cocci"
+TYPEDEF_PLACEHOLDER = "sem_typedef_t"
 
 ANONYMOUS_PREFIXES = ("struct {", "union {", "struct  {", "union  {")
 
@@ -112,18 +116,20 @@ def var_decls(grouped: dict[str, list[dict]]) -> list[VarDecl]:
         else:
             scope = "global"
         decls.append(VarDecl(position(rec), rec["name"], bool(rec.get("array")), scope,
-                             rec.get("macro")))
+                             rec.get("macro"), rec.get("typedef")))
     return decls
 
 
 def field_decls(grouped: dict[str, list[dict]]) -> list[FieldDecl]:
     """The struct members types.cocci found declared as struct semaphore
-    (or an array of them), with the member path ("holder.sem")."""
+    or a typedef of it (or an array of them), with the member path
+    ("holder.sem")."""
     fields = []
     seen: set[tuple[PosKey, str]] = set()
+    typedefs = set(semaphore_typedefs(grouped.get("typedef", [])))
     for rec in grouped.get("member", []):
         ctype = CType.parse(rec["type"])
-        if ctype.base != SEMAPHORE or ctype.pointers or ctype.function:
+        if ctype.base not in typedefs | {SEMAPHORE} or ctype.pointers or ctype.function:
             continue
         if not is_named_type(rec["container"]):
             continue
@@ -132,8 +138,38 @@ def field_decls(grouped: dict[str, list[dict]]) -> list[FieldDecl]:
             continue
         seen.add(k)
         fields.append(FieldDecl(position(rec), rec["container"], rec["field"], ctype.array,
-                                bool(rec.get("union"))))
+                                bool(rec.get("union")),
+                                ctype.base if ctype.base != SEMAPHORE else None))
     return fields
+
+
+def typedef_program(names: list[str]) -> str:
+    """typedef_declarations.cocci with its rules once per NAME, the name
+    written in place of the placeholder (SmPL constrains no type by a
+    list)."""
+    text = TYPEDEF_RULES.read_text()
+    first_rule = text.index(f"@tdvar_{TYPEDEF_PLACEHOLDER}")
+    head, rules = text[:first_rule], text[first_rule:]
+    return head + "\n".join(rules.replace(TYPEDEF_PLACEHOLDER, n) for n in names)
+
+
+def semaphore_typedefs(typedefs: list[dict]) -> list[str]:
+    """The names TYPEDEFS (typedef records) give struct semaphore, through
+    other typedefs too; a name also typedef'd to something else is none."""
+    targets: dict[str, set[CType]] = defaultdict(set)
+    for rec in typedefs:
+        targets[rec["name"]].add(CType.parse(rec["type"]))
+    names: set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for name, types in targets.items():
+            if name not in names and all(
+                    t.base in names | {SEMAPHORE} and not (t.pointers or t.array or t.function)
+                    for t in types):
+                names.add(name)
+                grown = True
+    return sorted(names)
 
 
 # ------------------------------------------------------------------ calls
@@ -259,12 +295,34 @@ class FactCollector:
         if pointer_files:
             outputs.append(self.runner.run("facts of pointer callers", FACT_RULES,
                                            pointer_files))
+        typedef_files = self.typedef_users(first.get("typedef", []),
+                                           set(main_files) | set(pointer_files), outputs)
         facts = facts_from_records([r for out in outputs for r in out.records])
         facts.parse_failures = self.parse_failures(semaphore_names(facts), *outputs)
         facts.files_scanned = len(main_files)
-        facts.pass2_files = set(main_files) | set(pointer_files)
-        facts.parsed_files = set(main_files) | set(pointer_files)
+        facts.pass2_files = set(main_files) | set(pointer_files) | set(typedef_files)
+        facts.parsed_files = set(facts.pass2_files)
         return facts
+
+    def typedef_users(self, typedefs: list[dict], parsed: set[str],
+                      outputs: list[SpatchOutput]) -> list[str]:
+        """2.6's XFS: typedef struct semaphore mutex_t; mutex_t m_ilock; in
+        headers that name no semaphore.  The files naming a typedef of
+        struct semaphore are parsed too (those the prefilter did not
+        pick: every fact rule), and their variables of that type reported
+        (typedef_declarations.cocci, once per name); appends to OUTPUTS,
+        returns the files parsed anew."""
+        names = semaphore_typedefs(typedefs)
+        if not names:
+            return []
+        naming = sorted({f for files in kernel_files_mentioning(
+            self.runner.tree, set(names), self.runner.jobs, self.memo).values() for f in files})
+        new = [f for f in naming if f not in parsed]
+        if new:
+            outputs.append(self.runner.run("facts of semaphore typedef users", FACT_RULES, new))
+        outputs.append(self.runner.run_program("typedef declarations", typedef_program(names),
+                                               naming))
+        return new
 
     def more_types(self, missing: set[tuple[str, str, str]], visibility: Visibility,
                    parsed: set[str]) -> list[dict]:

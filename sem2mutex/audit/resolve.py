@@ -265,6 +265,8 @@ def declare_instances(facts: FactSet, table: InstanceTable) -> None:
         inst = table.get_or_create(var_instance_id(d), kind, d.name, None, d.pos.file,
                                    d.pos.line)
         inst.decls.append(d.pos.location)
+        if d.typedef:
+            note_typedef(inst, d.typedef, d.pos.location)
         if d.macro in FIXED_COUNTS:
             inst.inits.append(Init(d.pos.location, d.macro, FIXED_COUNTS[d.macro], d.macro))
     for e in facts.exports:
@@ -278,11 +280,24 @@ def declare_instances(facts: FactSet, table: InstanceTable) -> None:
         inst = table.get_or_create(field_instance_id(f), "field-array" if f.array else "field",
                                    f.field, f.container, f.pos.file, f.pos.line)
         inst.decls.append(f.pos.location)
+        if f.typedef:
+            note_typedef(inst, f.typedef, f.pos.location)
         if f.in_union and not any(n.code == "in-union" for n in inst.notes):
             inst.notes.append(Reason("in-union", "a member of a union: its storage is shared "
                                      "with the union's other members, which a mutex's "
                                      "owner and wait list would overlap too",
                                      (f.pos.location,)))
+
+
+def note_typedef(inst: Instance, typedef: str, where: Location) -> None:
+    """A semaphore behind a type of the tree's own is used through that
+    type's own API as well (XFS: #define mutex_lock(lock, num) down(lock)),
+    in files that name neither: not every use can be seen."""
+    if not any(n.code == "typedef-declared" for n in inst.notes):
+        inst.notes.append(Reason(
+            "typedef-declared", f"declared as `{typedef}`, a typedef of struct semaphore: "
+            "code may take and release it through macros of that type's own API, in files "
+            "that name neither, which this analysis does not follow", (where,)))
 
 
 def exported_instance(table: InstanceTable, e: Export) -> Instance | None:
