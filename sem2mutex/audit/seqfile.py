@@ -80,8 +80,8 @@ def candidates(instances: list[Instance], pairs: list[SeqPair]) -> list[Candidat
         if inst.kind not in SINGLE_OBJECT_KINDS or not count_one(inst):
             continue
         for pair in pairs:
-            start = [s for s in inst.sites if (s.location.file, s.function) == (pair.file, pair.start)]
-            stop = [s for s in inst.sites if (s.location.file, s.function) == (pair.file, pair.stop)]
+            start = sites_in(inst, pair.file, pair.start)
+            stop = sites_in(inst, pair.file, pair.stop)
             if len(start) != 1 or len(stop) != 1:
                 continue
             down, up = start[0], stop[0]
@@ -89,6 +89,10 @@ def candidates(instances: list[Instance], pairs: list[SeqPair]) -> list[Candidat
                     and up.released_after is None and plain(down) and plain(up):
                 found.append(Candidate(inst, pair, down, up))
     return found
+
+
+def sites_in(inst: Instance, file: str, function: str) -> list[Site]:
+    return [s for s in inst.sites if (s.location.file, s.function) == (file, function)]
 
 
 def plain(site: Site) -> bool:

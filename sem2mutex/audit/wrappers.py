@@ -88,9 +88,9 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
     # __up_console_sem(_RET_IP_)): where the macro is expanded is not
     # followed, so no path is known to hold the lock.
     in_macro = {(r["file"], r["line"], r["col"]): r["macro"] for r in grouped.get("in_macro", [])}
-    unpaired |= {(r["file"], r["line"], r["col"]) for r in calls
-                 if (r["file"], r["line"], r["col"]) in in_macro
-                 or r.get("function") in (None, "", OUTSIDE_FUNCTIONS)}
+    unpaired |= {(r["file"], r["line"], r["col"]) for r in calls if r["role"] == "unlock"
+                 and ((r["file"], r["line"], r["col"]) in in_macro
+                      or r.get("function") in (None, "", OUTSIDE_FUNCTIONS))}
     for r in calls:
         key = (r["file"], r["line"], r["col"])
         macro = in_macro.get(key)
@@ -169,8 +169,8 @@ class WrapperAnalysis:
         affs_lock_ext() in fs/affs/affs.h, is called where it is included)
         or a macro of a .c file."""
         files: set[str] = set(w.files)
+        local = static | {(f, m) for f in w.files for m in w.macros}
         for name in w.locks + w.unlocks:
-            local = static | {(f, m) for f in w.files for m in w.macros}
             if not all((f, name) in local and not f.endswith(".h") for f in w.files):
                 files |= mentions.get(name, set())
         return files
