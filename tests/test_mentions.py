@@ -69,3 +69,18 @@ def test_an_address_given_to_another_lock_type_explains_its_mention():
     assert unexplained(cam, {F: members(10, 20)}, OthersFacts.of([cam], spin)) == []
     assert unexplained(cam, {F: members(10, 20, 20)}, OthersFacts.of([cam], spin)) == \
         [Location(F, 20)] * 2
+
+
+def test_if0_lines_are_the_dead_branches_only():
+    from sem2mutex.tools.lexer import Directive, if0_lines
+    found = [Directive("include", "<linux/semaphore.h>", 1),
+             Directive("if", "0000", 10), Directive("ifdef", "CONFIG_X", 12),
+             Directive("endif", "", 14), Directive("else", "", 16), Directive("endif", "", 18),
+             Directive("if", "(0)", 20), Directive("elif", "defined(CONFIG_Y)", 22),
+             Directive("endif", "", 24),
+             Directive("if", "10", 30), Directive("endif", "", 32),
+             Directive("ifdef", "CONFIG_Z", 40), Directive("if", "0", 41),
+             Directive("endif", "", 43), Directive("endif", "", 45)]
+    # #if 0000 with a conditional inside, up to its #else; #if (0) up to
+    # its #elif; #if 0 nested in a live #ifdef; #if 10 is live
+    assert if0_lines(found) == {11, 12, 13, 14, 15, 21, 42}

@@ -190,6 +190,15 @@ def test_semaphores_under_a_typedef_are_reported(audit_2_6):
         assert "typedef-declared" in [r["code"] for r in inst["reasons"]], iid
 
 
+def test_a_name_in_if0_code_is_no_use(audit_2_6):
+    # ip_vs_app.c: #if 0000 around ip_vs_app_get_by_name(); cx88-video.c:
+    # #if 0 /* overlay support not finished yet */
+    by_id = {i["id"]: i for i in audit_2_6["instances"]}
+    for iid in ("static:net/ipv4/ipvs/ip_vs_app.c:__ip_vs_app_mutex",
+                "field:struct cx8800_dev.lock"):
+        assert by_id[iid]["class"] == "mutex", iid
+
+
 # Init sites 2.6.11 leaves in unresolved instances, each for a reason the
 # audit states and a reviewer can check in one look (audit/README.md,
 # "What the analysis does not see"):

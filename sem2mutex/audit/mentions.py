@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sem2mutex.audit.intake import kernel_files_mentioning
 from sem2mutex.model import Instance, Location, Reason
 from sem2mutex.tools.grep import GrepMemo, word_lines
-from sem2mutex.tools.lexer import Lexer, Token
+from sem2mutex.tools.lexer import Lexer, Token, directives, if0_lines
 
 VARIABLE_KINDS = ("global", "static", "local", "array")
 FIELD_KINDS = ("field", "field-array")
@@ -169,9 +169,11 @@ class MentionCheck:
         macro_files = self.files_naming_macros(checked)
         mentions.update({f: mentions_in(tokens) for f, tokens in self.lexer.tokens_of(
             sorted(set().union(*macro_files.values()) - set(mentions))).items()})
+        dead: dict[str, set[int]] = {}
         for inst in checked:
             where = unexplained(inst, {f: m for f, m in mentions.items()
                                        if f in suspicious[inst.id]}, others)
+            where = [w for w in where if w.line not in self.if0_lines(w.file, dead)]
             if where:
                 inst.notes.append(Reason(
                     "unexplained-use", f"`{inst.name}` is named where the analysis saw no API call, "
@@ -185,6 +187,14 @@ class MentionCheck:
                     "unexplained-use", f"{names}, which its calls go through, is used where the "
                     "analysis saw none of its API calls (its address handed on?): "
                     + ", ".join(str(l) for l in through[:8]), tuple(through)))
+
+    def if0_lines(self, rel: str, known: dict[str, set[int]]) -> set[int]:
+        """REL's lines in #if 0 code (2.6's ip_vs_app.c: `#if 0000`), read
+        only for a file with an unexplained mention, kept in KNOWN."""
+        if rel not in known:
+            known[rel] = if0_lines(directives(self.lexer.spatch, self.lexer.tree, rel,
+                                              self.lexer.cache))
+        return known[rel]
 
     def files_naming_macros(self, checked: list[Instance]) -> dict[str, set[str]]:
         """Accessor macro -> the kernel files whose text names it as a word

@@ -188,6 +188,30 @@ def directives(spatch: Path, tree: Path, rel: str,
     return found
 
 
+def if0_lines(found: list[Directive]) -> set[int]:
+    """The lines of FOUND's file inside an #if 0 branch (`#if 0000` too),
+    code spatch skips and no build compiles; its #else or #elif branch is
+    live, as is every other conditional's code."""
+    dead: set[int] = set()
+    stack: list[bool] = []  # per open conditional: is its current branch #if 0's?
+    previous = None
+    for d in (d for d in found if d.keyword != "include"):
+        inside = any(stack)
+        if previous is not None and inside:
+            dead.update(range(previous + 1, d.line))
+        if d.keyword in ("if", "ifdef", "ifndef"):
+            stack.append(d.keyword == "if" and re.fullmatch(r"\(*\s*0+\s*\)*", d.argument)
+                         is not None)
+        elif d.keyword in ("else", "elif") and stack:
+            stack[-1] = False
+        elif d.keyword == "endif" and stack:
+            stack.pop()
+        if inside and any(stack):  # a conditional within the dead code
+            dead.add(d.line)
+        previous = d.line
+    return dead
+
+
 def lexed_directives(spatch: Path, tree: Path, rel: str) -> list[Directive]:
     found = []
     for m in DIRECTIVE.finditer(token_dump(spatch, tree, rel)):
