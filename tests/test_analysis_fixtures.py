@@ -364,3 +364,13 @@ def test_an_extern_array_without_size_is_a_declaration(fixture_audit):
     slots = by_id["global:ea_slots"]
     assert slots["class"] == "mutex"
     assert {"file": "drivers/fixture/extern_array_user.c", "line": 4} in slots["decls"]
+
+
+def test_a_seq_file_pair_is_its_own_evidence(fixture_audit):
+    # list_stop()'s up() is paired by seq_read(), not in its own function
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    reasons = {r["code"]: r for r in by_id["static:drivers/fixture/seqfile.c:list_sem"]["reasons"]}
+    in_function = {l["line"] for l in reasons["paired-release"]["locations"]}
+    across = {l["line"] for l in reasons["paired-through-seq-file"]["locations"]}
+    assert across == {26, 40} and 40 not in in_function and in_function
+    assert "list_start()" in reasons["paired-through-seq-file"]["detail"]

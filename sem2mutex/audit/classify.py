@@ -69,6 +69,12 @@ def locs(items) -> tuple[Location, ...]:
     return tuple(sorted({i.location for i in items}, key=lambda l: (l.file, l.line)))
 
 
+def seq_file_locations(inst: Instance) -> set[Location]:
+    """The down() and up() of INST that a seq_file's .start and .stop pair
+    (seqfile.py)."""
+    return {loc for n in inst.notes if n.code == "seq-file-pair" for loc in n.locations}
+
+
 def site_text(s: Site) -> str:
     text = f"{s.op}() in {s.function}() at {s.location}"
     if s.released_after:
@@ -238,7 +244,7 @@ class Classifier:
     def callback_slots(self, inst: Instance) -> set[str]:
         """The ops slots INST's sites run in, but for the .start and .stop
         that hold it from one to the other (seqfile.py)."""
-        paired = {loc for n in inst.notes if n.code == "seq-file-pair" for loc in n.locations}
+        paired = seq_file_locations(inst)
         slots = set()
         for s in (s for s in inst.sites if s.location not in paired):
             for ev in self.contexts.of(s.location.file, s.function):
@@ -260,11 +266,12 @@ class Classifier:
                 for code, items in sorted(found.items())]
 
     def mutex_evidence(self, inst: Instance) -> list[Reason]:
-        releases = [s for s in inst.sites if s.op in RELEASING]
+        seq_paired = seq_file_locations(inst)
+        releases = [s for s in inst.sites if s.op in RELEASING and s.location not in seq_paired]
         through = [s for s in inst.sites if s.via_wrapper]
         evidence = [Reason("paired-release", "every up() follows a down() of the same "
                            "semaphore in the same function, on every path",
-                           locs(releases))]
+                           locs(releases))] if releases else []
         if through:
             evidence.append(Reason("paired-through-wrappers", "released through unlock "
                                    "wrappers whose every caller took the lock through its "
