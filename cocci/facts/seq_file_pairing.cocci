@@ -30,8 +30,9 @@ def emit(kind, pos, **fields):
 	print(json.dumps(fields, sort_keys=True), flush=True)
 
 // spatch 1.1.1 cannot inherit an identifier declared with a script
-// constraint: the functions are matched unconstrained (the files given
-// are few) and chosen when reported.
+// constraint: run as it stands, the rules match every function and choose
+// when reporting; sem2mutex writes the two lists in as literal sets
+// (seqfile.py's seq_program()), so that only their paths are walked.
 @seq_taken depends on report@
 identifier fn;
 expression S;

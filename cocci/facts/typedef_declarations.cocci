@@ -73,6 +73,8 @@ static sem_typedef_t x@p;
 static sem_typedef_t x@p = E;
 |
 static sem_typedef_t x@p[N];
+|
+static sem_typedef_t x@p[N] = E;
 )
 
 @script:python depends on report@
