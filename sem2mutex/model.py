@@ -96,6 +96,8 @@ class ApiCall:
     paired: bool  # for up(): dominated by a down of the same expression
     released_after: int | None = None  # up(): line of an earlier up() on the same path
     args: int | None = None  # its number of arguments; None: as the API's prototype
+    # up(): the conditional down (op, line) whose failure a path follows to it
+    failed_acquire: tuple[str, int] | None = None
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -220,6 +222,8 @@ class Site:
     released_after: int | None = None  # up() again after the up() at this line
     via_helper: str | None = None  # done by this helper on the pointer it was passed
     through: str | None = None  # the accessor macro its argument goes through
+    # up(): reached where this conditional down (op, line) did not take it
+    failed_acquire: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)

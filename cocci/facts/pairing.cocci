@@ -97,6 +97,116 @@ p2 << double_up.p2;
 @@
 emit("unpaired", p2[0], op="up", after=int(p1[0].line))
 
+// An up() a path reaches where a conditional down did not take the
+// semaphore: down_trylock(), down_interruptible(), down_killable() and
+// down_timeout() return non-zero when they fail.  The rules above count
+// such a call as a down on every path (spatch follows no value), so these
+// say where its failure leads to an up(): inside the branch a non-zero
+// result takes, in the else branch of a negated test, or past a negated
+// test with no else, which its failure skips (the ISR of 6.1's
+// st95hf/core.c: if (!down_trylock(&s)) { up(&s); return; } ... up(&s);).
+// A failure branch that falls through to the code after a plain test
+// (if (down_trylock(&s)) pr_info(...); up(&s);) is not seen: spatch's
+// paths past an if do not say which branch they came through.
+@failed_then_up depends on report exists@
+symbol return_VOID;
+identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression released.S;
+position a, p;
+@@
+if (cond@a(S, ...)) {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(S)
+  ... when any
+}
+
+@script:python depends on report@
+a << failed_then_up.a;
+cond << failed_then_up.cond;
+p << failed_then_up.p;
+@@
+emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
+
+@failed_else_up depends on report exists@
+symbol return_VOID;
+identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression released.S;
+statement S1;
+position a, p;
+@@
+(
+if (!cond@a(S, ...)) S1 else {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(S)
+  ... when any
+}
+|
+if (cond@a(S, ...) == 0) S1 else {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(S)
+  ... when any
+}
+)
+
+@script:python depends on report@
+a << failed_else_up.a;
+cond << failed_else_up.cond;
+p << failed_else_up.p;
+@@
+emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
+
+@failed_past_up depends on report exists@
+symbol return_VOID;
+identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression released.S;
+statement S1;
+position a, p;
+@@
+(
+if (!cond@a(S, ...)) S1
+|
+if (cond@a(S, ...) == 0) S1
+)
+... when != lock(S, ...)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+up@p(S)
+
+@script:python depends on report@
+a << failed_past_up.a;
+cond << failed_past_up.cond;
+p << failed_past_up.p;
+@@
+emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
+
 // A call handing &E to another function (perhaps a helper that releases
 // it) in a file that takes E: sem2mutex judges the helper's up() there as
 // the caller's release when every path to the call took E first and no

@@ -79,6 +79,9 @@ def site_text(s: Site) -> str:
     text = f"{s.op}() in {s.function}() at {s.location}"
     if s.released_after:
         text += f" (a path reaches it right after the up() of line {s.released_after})"
+    if s.failed_acquire:
+        op, line = s.failed_acquire
+        text += f" (a path reaches it where the {op}() of line {line} failed to take it)"
     return text
 
 

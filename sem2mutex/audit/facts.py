@@ -180,9 +180,13 @@ def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
     by_address = {key(rec) for rec in grouped.get("by_address", [])}
     unpaired = {key(rec) for rec in grouped.get("unpaired", [])}
     released_after: dict[PosKey, int] = {}
+    failed: dict[PosKey, tuple[str, int]] = {}
     for rec in grouped.get("unpaired", []):
         if rec.get("after"):
             released_after[key(rec)] = min(rec["after"], released_after.get(key(rec), rec["after"]))
+        if rec.get("failed"):
+            acquire = (rec["failed_op"], rec["failed"])
+            failed[key(rec)] = min(acquire, failed.get(key(rec), acquire), key=lambda a: a[1])
     calls = []
     seen: set[PosKey] = set()
     # in file order: the order spatch finds matches in changes with the
@@ -194,7 +198,8 @@ def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
         seen.add(k)
         calls.append(ApiCall(position(rec), rec["op"], rec["arg"], k in by_address,
                              rec.get("count"), macros.get(k), paired=k not in unpaired,
-                             released_after=released_after.get(k), args=rec.get("args")))
+                             released_after=released_after.get(k), args=rec.get("args"),
+                             failed_acquire=failed.get(k)))
     return calls
 
 

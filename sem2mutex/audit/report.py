@@ -23,6 +23,12 @@ def through_json(macro: str | None) -> dict:
     return {"through": macro} if macro else {}
 
 
+def failed_acquire_json(acquire: tuple[str, int] | None) -> dict:
+    """The conditional down whose failure leads to an up(), only where
+    there is one."""
+    return {"failed_acquire": {"op": acquire[0], "line": acquire[1]}} if acquire else {}
+
+
 def reason_json(r: Reason) -> dict:
     return {"code": r.code, "detail": r.detail,
             "locations": [{"file": l.file, "line": l.line} for l in r.locations]}
@@ -48,7 +54,8 @@ def instance_json(inst: Instance) -> dict:
         "sites": [{"file": s.location.file, "line": s.location.line, "function": s.function,
                    "op": s.op, "paired": s.paired, "macro": s.macro,
                    "via_wrapper": s.via_wrapper, "via_helper": s.via_helper,
-                   "released_after": s.released_after, **through_json(s.through)}
+                   "released_after": s.released_after, **through_json(s.through),
+                   **failed_acquire_json(s.failed_acquire)}
                   for s in inst.sites],
         "escapes": [{"file": e.pos.file, "line": e.pos.line, "function": e.pos.function,
                      "via": e.via, "callee": e.callee} for e in inst.escapes],
