@@ -111,6 +111,13 @@ class Callback:
     context: str  # hardirq, irq_thread, timer, tasklet, softirq, work, kthread, ops
     slot: str | None = None  # ops: "struct file_operations.open"
     holder: str | None = None  # ops: the variable the initializer sets
+    # the line naming the function, when the registration spans lines
+    name_line: int | None = None
+
+    @property
+    def named_at(self) -> tuple[str, int, str]:
+        """(file, line, name): where the registration names the function."""
+        return (self.pos.file, self.name_line or self.pos.line, self.name)
 
 
 @dataclass(frozen=True)

@@ -95,16 +95,17 @@ identifier reg = {request_irq, request_threaded_irq, request_any_context_irq,
 		  kthread_init_work};
 identifier fn;
 expression X;
-position p;
+position p, n;
 @@
-reg@p(X, fn, ...)
+reg@p(X, fn@n, ...)
 
 @script:python depends on report@
 reg << second_argument.reg;
 fn << second_argument.fn;
 p << second_argument.p;
+n << second_argument.n;
 @@
-emit("callback", p[0], name=fn, context=REGISTERED[reg])
+emit("callback", p[0], name=fn, context=REGISTERED[reg], name_line=int(n[0].line))
 
 @third_argument depends on report@
 identifier reg = {devm_request_irq, devm_request_threaded_irq,
@@ -112,106 +113,113 @@ identifier reg = {devm_request_irq, devm_request_threaded_irq,
 		  netif_napi_add_tx};
 identifier fn;
 expression X, Y;
-position p;
+position p, n;
 @@
-reg@p(X, Y, fn, ...)
+reg@p(X, Y, fn@n, ...)
 
 @script:python depends on report@
 reg << third_argument.reg;
 fn << third_argument.fn;
 p << third_argument.p;
+n << third_argument.n;
 @@
-emit("callback", p[0], name=fn, context=REGISTERED[reg])
+emit("callback", p[0], name=fn, context=REGISTERED[reg], name_line=int(n[0].line))
 
 @first_argument depends on report@
 identifier reg = {kthread_run, kthread_create, kthread_create_on_node,
 		  kthread_create_on_cpu, kthread_run_on_cpu, kernel_thread};
 identifier fn;
-position p;
+position p, n;
 @@
-reg@p(fn, ...)
+reg@p(fn@n, ...)
 
 @script:python depends on report@
 reg << first_argument.reg;
 fn << first_argument.fn;
 p << first_argument.p;
+n << first_argument.n;
 @@
-emit("callback", p[0], name=fn, context=REGISTERED[reg])
+emit("callback", p[0], name=fn, context=REGISTERED[reg], name_line=int(n[0].line))
 
 @timer_function depends on report@
 identifier fn;
 expression T;
-position p;
+position p, n;
 @@
 (
-T.function =@p fn
+T.function =@p fn@n
 |
-T->function =@p fn
+T->function =@p fn@n
 )
 
 @script:python depends on report@
 fn << timer_function.fn;
 p << timer_function.p;
+n << timer_function.n;
 @@
-emit("callback", p[0], name=fn, context="timer")
+emit("callback", p[0], name=fn, context="timer", name_line=int(n[0].line))
 
 @threaded_irq depends on report@
 identifier fn;
 expression D, I, H;
-position p;
+position p, n;
 @@
 (
-request_threaded_irq@p(I, H, fn, ...)
+request_threaded_irq@p(I, H, fn@n, ...)
 |
-devm_request_threaded_irq@p(D, I, H, fn, ...)
+devm_request_threaded_irq@p(D, I, H, fn@n, ...)
 )
 
 @script:python depends on report@
 fn << threaded_irq.fn;
 p << threaded_irq.p;
+n << threaded_irq.n;
 @@
-emit("callback", p[0], name=fn, context="irq_thread")
+emit("callback", p[0], name=fn, context="irq_thread", name_line=int(n[0].line))
 
 // The declarers: DEFINE_TIMER(), DECLARE_TASKLET(), DECLARE_WORK() ...
 @declared_callback depends on report@
 declarer name DEFINE_TIMER, DECLARE_TASKLET, DECLARE_TASKLET_OLD, DECLARE_TASKLET_DISABLED,
 	      DECLARE_TASKLET_DISABLED_OLD, DECLARE_WORK, DECLARE_DELAYED_WORK;
 identifier x, fn;
-position timer, tasklet, work;
+position timer, tasklet, work, n;
 @@
 (
-DEFINE_TIMER@timer(x, fn, ...);
+DEFINE_TIMER@timer(x, fn@n, ...);
 |
-DECLARE_TASKLET@tasklet(x, fn, ...);
+DECLARE_TASKLET@tasklet(x, fn@n, ...);
 |
-DECLARE_TASKLET_OLD@tasklet(x, fn, ...);
+DECLARE_TASKLET_OLD@tasklet(x, fn@n, ...);
 |
-DECLARE_TASKLET_DISABLED@tasklet(x, fn, ...);
+DECLARE_TASKLET_DISABLED@tasklet(x, fn@n, ...);
 |
-DECLARE_TASKLET_DISABLED_OLD@tasklet(x, fn, ...);
+DECLARE_TASKLET_DISABLED_OLD@tasklet(x, fn@n, ...);
 |
-DECLARE_WORK@work(x, fn, ...);
+DECLARE_WORK@work(x, fn@n, ...);
 |
-DECLARE_DELAYED_WORK@work(x, fn, ...);
+DECLARE_DELAYED_WORK@work(x, fn@n, ...);
 )
 
 @script:python depends on report@
 fn << declared_callback.fn;
 p << declared_callback.timer;
+n << declared_callback.n;
 @@
-emit("callback", p[0], name=fn, context="timer")
+emit("callback", p[0], name=fn, context="timer", name_line=int(n[0].line))
 
 @script:python depends on report@
 fn << declared_callback.fn;
 p << declared_callback.tasklet;
+n << declared_callback.n;
 @@
-emit("callback", p[0], name=fn, context="tasklet")
+emit("callback", p[0], name=fn, context="tasklet", name_line=int(n[0].line))
 
 @script:python depends on report@
 fn << declared_callback.fn;
 p << declared_callback.work;
+n << declared_callback.n;
 @@
-emit("callback", p[0], name=fn, context="work")
+emit("callback", p[0], name=fn, context="work", name_line=int(n[0].line))
 
 // A function stored in a designated initializer is a callback of that
 // structure (file_operations .open/.release, driver .probe, ...).  Every

@@ -137,7 +137,7 @@ def add_address_taken(cmap: ContextMap, facts: FactSet, lexer: Lexer,
         if fn.file in files:
             defined[fn.file].add(fn.name)
     # registrations the fact rules recognised already say how it is called
-    registered = {(cb.pos.file, cb.pos.line, cb.name) for cb in facts.callbacks}
+    registered = {cb.named_at for cb in facts.callbacks}
     cmap.entry_points |= used_other_than_called(lexer, defined, registered)
 
 

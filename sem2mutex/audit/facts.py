@@ -221,7 +221,7 @@ def callbacks(grouped: dict[str, list[dict]]) -> list[Callback]:
             continue
         slot = f'{rec["ops"]}.{rec["slot"]}' if rec.get("slot") else None
         found.add(Callback(position(rec), rec["name"], rec["context"], slot,
-                           rec.get("holder")))
+                           rec.get("holder"), rec.get("name_line")))
     return sorted(found, key=lambda c: (c.pos.file, c.pos.line, c.name))
 
 

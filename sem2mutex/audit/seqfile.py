@@ -108,7 +108,7 @@ def called_or_named(cands: list[Candidate], facts: FactSet, contexts: ContextMap
     names: dict[str, set[str]] = defaultdict(set)
     for c in cands:
         names[c.pair.file] |= {c.pair.start, c.pair.stop}
-    registered = {(cb.pos.file, cb.pos.line, cb.name) for cb in facts.callbacks}
+    registered = {cb.named_at for cb in facts.callbacks}
     found = used_other_than_called(lexer, names, registered)
     for file, fns in names.items():
         found |= {(file, fn) for fn in fns
