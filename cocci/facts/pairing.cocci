@@ -207,6 +207,38 @@ p << failed_past_up.p;
 @@
 emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
 
+// A conditional down whose result is dropped (2.6's loop.c:
+// down_interruptible(&lo->lo_bh_mutex);) may not have taken it: every
+// up() its failure reaches is unpaired.
+@failed_ignored_up depends on report exists@
+symbol return_VOID;
+identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression released.S;
+position a, p;
+@@
+(
+cond@a(S, ...);
+|
+ (void)cond@a(S, ...);
+)
+... when != lock(S, ...)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+up@p(S)
+
+@script:python depends on report@
+a << failed_ignored_up.a;
+cond << failed_ignored_up.cond;
+p << failed_ignored_up.p;
+@@
+emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
+
 // A call handing &E to another function (perhaps a helper that releases
 // it) in a file that takes E: sem2mutex judges the helper's up() there as
 // the caller's release when every path to the call took E first and no

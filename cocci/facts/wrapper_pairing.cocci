@@ -150,3 +150,103 @@ p1 << double_unlock.p1;
 p2 << double_unlock.p2;
 @@
 emit("unpaired", p2[0], op="unlock", after=int(p1[0].line))
+
+// A lock wrapper that returns its down_interruptible() (or
+// down_killable()): non-zero when it did not take the lock.  As in
+// pairing.cocci, an unlock-wrapper call is unpaired in the branch a
+// non-zero result takes, in the else of a negated test, and past a
+// negated test with no else.  (A wrapper that returns nothing cannot be
+// tested.)  The failed call is named by its role: an identifier declared
+// with a script constraint cannot be inherited by a script rule.
+@failed_then_unlock depends on report && lock_call exists@
+symbol return_VOID;
+identifier lk : script:python() { lk in LOCKS };
+identifier ul : script:python() { ul in UNLOCKS };
+expression list ES;
+position a, p;
+@@
+if (lk@a(ES)) {
+  ... when != lk(ES)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  ul@p(ES)
+  ... when any
+}
+
+@script:python depends on report@
+a << failed_then_unlock.a;
+p << failed_then_unlock.p;
+@@
+emit("unpaired", p[0], op="unlock", failed=int(a[0].line), failed_op="lock-wrapper")
+
+@failed_else_unlock depends on report && lock_call exists@
+symbol return_VOID;
+identifier lk : script:python() { lk in LOCKS };
+identifier ul : script:python() { ul in UNLOCKS };
+expression list ES;
+statement S1;
+position a, p;
+@@
+(
+if (!lk@a(ES)) S1 else {
+  ... when != lk(ES)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  ul@p(ES)
+  ... when any
+}
+|
+if (lk@a(ES) == 0) S1 else {
+  ... when != lk(ES)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  ul@p(ES)
+  ... when any
+}
+)
+
+@script:python depends on report@
+a << failed_else_unlock.a;
+p << failed_else_unlock.p;
+@@
+emit("unpaired", p[0], op="unlock", failed=int(a[0].line), failed_op="lock-wrapper")
+
+@failed_past_unlock depends on report && lock_call exists@
+symbol return_VOID;
+identifier lk : script:python() { lk in LOCKS };
+identifier ul : script:python() { ul in UNLOCKS };
+expression list ES;
+statement S1;
+position a, p;
+@@
+(
+if (!lk@a(ES)) S1
+|
+if (lk@a(ES) == 0) S1
+)
+... when != lk(ES)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+ul@p(ES)
+
+@script:python depends on report@
+a << failed_past_unlock.a;
+p << failed_past_unlock.p;
+@@
+emit("unpaired", p[0], op="unlock", failed=int(a[0].line), failed_op="lock-wrapper")

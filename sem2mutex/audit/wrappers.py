@@ -81,6 +81,8 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
     every unlock-wrapper call is paired."""
     grouped = by_kind(records)
     unpaired = {(r["file"], r["line"], r["col"]) for r in grouped.get("unpaired", [])}
+    failed = {(r["file"], r["line"], r["col"]): (f"{r['failed_op']}", r["failed"])
+              for r in grouped.get("unpaired", []) if r.get("failed")}
     wrapper_names = set(wrappers.locks) | set(wrappers.unlocks)
     calls = [r for r in grouped.get("wrapper_call", [])
              if r.get("function") not in wrapper_names]
@@ -98,7 +100,8 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
                                f"macro {macro}" if macro else r.get("function") or "",
                                f"{r['role']}-wrapper", paired=key not in unpaired, macro=macro,
                                via_wrapper=",".join(wrappers.locks if r["role"] == "lock"
-                                                    else wrappers.unlocks)))
+                                                    else wrappers.unlocks),
+                               failed_acquire=failed.get(key)))
     unlock_calls = [r for r in calls if r["role"] == "unlock"]
     all_paired = bool(unlock_calls) and not any(
         (r["file"], r["line"], r["col"]) in unpaired for r in unlock_calls)
