@@ -101,21 +101,31 @@ emit("unpaired", p2[0], op="up", after=int(p1[0].line))
 // semaphore: down_trylock(), down_interruptible(), down_killable() and
 // down_timeout() return non-zero when they fail.  The rules above count
 // such a call as a down on every path (spatch follows no value), so these
-// say where its failure leads to an up(): inside the branch a non-zero
-// result takes, in the else branch of a negated test, or past a negated
-// test with no else, which its failure skips (the ISR of 6.1's
-// st95hf/core.c: if (!down_trylock(&s)) { up(&s); return; } ... up(&s);).
-// A failure branch that falls through to the code after a plain test
-// (if (down_trylock(&s)) pr_info(...); up(&s);) is not seen: spatch's
-// paths past an if do not say which branch they came through.
-@failed_then_up depends on report exists@
+// say where its failure leads to an up(): inside the failure branch, past
+// a negated test with no else, which its failure skips (the ISR of 6.1's
+// st95hf/core.c: if (!down_trylock(&s)) { up(&s); return; } ... up(&s);),
+// and past a call whose result is dropped (2.6's rocket.c:
+// down_interruptible(&info->write_sem);).  They follow only the
+// expressions the file takes with a conditional down.  A failure branch
+// that falls through past a plain test (if (down_trylock(&s))
+// pr_info(...); up(&s);) is not followed: spatch's paths past an if do not
+// say which branch they came through.
+@conditional depends on report@
+identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
+expression S;
+@@
+cond(S, ...)
+
+@failed_within_up depends on report exists@
 symbol return_VOID;
 identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
 identifier lock = {down, down_interruptible, down_killable, down_trylock,
 		   down_timeout};
-expression released.S;
+expression conditional.S;
+statement S1;
 position a, p;
 @@
+(
 if (cond@a(S, ...)) {
   ... when != lock(S, ...)
       when != BUG()
@@ -127,24 +137,7 @@ if (cond@a(S, ...)) {
   up@p(S)
   ... when any
 }
-
-@script:python depends on report@
-a << failed_then_up.a;
-cond << failed_then_up.cond;
-p << failed_then_up.p;
-@@
-emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
-
-@failed_else_up depends on report exists@
-symbol return_VOID;
-identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
-identifier lock = {down, down_interruptible, down_killable, down_trylock,
-		   down_timeout};
-expression released.S;
-statement S1;
-position a, p;
-@@
-(
+|
 if (!cond@a(S, ...)) S1 else {
   ... when != lock(S, ...)
       when != BUG()
@@ -171,9 +164,9 @@ if (cond@a(S, ...) == 0) S1 else {
 )
 
 @script:python depends on report@
-a << failed_else_up.a;
-cond << failed_else_up.cond;
-p << failed_else_up.p;
+a << failed_within_up.a;
+cond << failed_within_up.cond;
+p << failed_within_up.p;
 @@
 emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
 
@@ -182,7 +175,7 @@ symbol return_VOID;
 identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
 identifier lock = {down, down_interruptible, down_killable, down_trylock,
 		   down_timeout};
-expression released.S;
+expression conditional.S;
 statement S1;
 position a, p;
 @@
@@ -190,35 +183,7 @@ position a, p;
 if (!cond@a(S, ...)) S1
 |
 if (cond@a(S, ...) == 0) S1
-)
-... when != lock(S, ...)
-    when != BUG()
-    when != panic(...)
-    when != return_VALUE(...)
-    when != return_VOID
-    when != return_ACPI_STATUS(...)
-    when != return_PTR(...)
-up@p(S)
-
-@script:python depends on report@
-a << failed_past_up.a;
-cond << failed_past_up.cond;
-p << failed_past_up.p;
-@@
-emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
-
-// A conditional down whose result is dropped (2.6's loop.c:
-// down_interruptible(&lo->lo_bh_mutex);) may not have taken it: every
-// up() its failure reaches is unpaired.
-@failed_ignored_up depends on report exists@
-symbol return_VOID;
-identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
-identifier lock = {down, down_interruptible, down_killable, down_trylock,
-		   down_timeout};
-expression released.S;
-position a, p;
-@@
-(
+|
 cond@a(S, ...);
 |
  (void)cond@a(S, ...);
@@ -233,9 +198,9 @@ cond@a(S, ...);
 up@p(S)
 
 @script:python depends on report@
-a << failed_ignored_up.a;
-cond << failed_ignored_up.cond;
-p << failed_ignored_up.p;
+a << failed_past_up.a;
+cond << failed_past_up.cond;
+p << failed_past_up.p;
 @@
 emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
 

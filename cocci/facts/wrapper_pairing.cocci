@@ -153,18 +153,20 @@ emit("unpaired", p2[0], op="unlock", after=int(p1[0].line))
 
 // A lock wrapper that returns its down_interruptible() (or
 // down_killable()): non-zero when it did not take the lock.  As in
-// pairing.cocci, an unlock-wrapper call is unpaired in the branch a
-// non-zero result takes, in the else of a negated test, and past a
-// negated test with no else.  (A wrapper that returns nothing cannot be
-// tested.)  The failed call is named by its role: an identifier declared
-// with a script constraint cannot be inherited by a script rule.
-@failed_then_unlock depends on report && lock_call exists@
+// pairing.cocci, an unlock-wrapper call is unpaired in the failure branch
+// of a test of its result, and past a negated test with no else.  (A
+// wrapper that returns nothing cannot be tested.)  The failed call is
+// named by its role: an identifier declared with a script constraint
+// cannot be inherited by a script rule.
+@failed_within_unlock depends on report && lock_call exists@
 symbol return_VOID;
 identifier lk : script:python() { lk in LOCKS };
 identifier ul : script:python() { ul in UNLOCKS };
 expression list ES;
+statement S1;
 position a, p;
 @@
+(
 if (lk@a(ES)) {
   ... when != lk(ES)
       when != BUG()
@@ -176,22 +178,7 @@ if (lk@a(ES)) {
   ul@p(ES)
   ... when any
 }
-
-@script:python depends on report@
-a << failed_then_unlock.a;
-p << failed_then_unlock.p;
-@@
-emit("unpaired", p[0], op="unlock", failed=int(a[0].line), failed_op="lock-wrapper")
-
-@failed_else_unlock depends on report && lock_call exists@
-symbol return_VOID;
-identifier lk : script:python() { lk in LOCKS };
-identifier ul : script:python() { ul in UNLOCKS };
-expression list ES;
-statement S1;
-position a, p;
-@@
-(
+|
 if (!lk@a(ES)) S1 else {
   ... when != lk(ES)
       when != BUG()
@@ -218,8 +205,8 @@ if (lk@a(ES) == 0) S1 else {
 )
 
 @script:python depends on report@
-a << failed_else_unlock.a;
-p << failed_else_unlock.p;
+a << failed_within_unlock.a;
+p << failed_within_unlock.p;
 @@
 emit("unpaired", p[0], op="unlock", failed=int(a[0].line), failed_op="lock-wrapper")
 
