@@ -204,6 +204,132 @@ p << failed_past_up.p;
 @@
 emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
 
+// The same with the result stored first (ret = down_interruptible(&s);
+// if (ret) ...; if (ret < 0) ...), as long as nothing assigns it again.
+@failed_stored_up depends on report exists@
+symbol return_VOID;
+identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression conditional.S;
+expression X, E;
+statement S1;
+position a, p;
+@@
+X = cond@a(S, ...);
+... when != X = E
+    when != lock(S, ...)
+(
+if (X) {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(S)
+  ... when any
+}
+|
+if (X < 0) {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(S)
+  ... when any
+}
+|
+if (!X) S1 else {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(S)
+  ... when any
+}
+|
+if (!X) S1
+... when != lock(S, ...)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+up@p(S)
+)
+
+@script:python depends on report@
+a << failed_stored_up.a;
+cond << failed_stored_up.cond;
+p << failed_stored_up.p;
+@@
+emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
+
+// A failure branch that jumps to a label (if (down_interruptible(&s))
+// goto out;): an up() a path reaches from the label without a down()
+// releases what the failed call did not take, whatever other path also
+// leads there.
+@failure_goto depends on report@
+identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
+expression conditional.S;
+expression X, E;
+identifier L;
+position a;
+@@
+(
+if (cond@a(S, ...)) goto L;
+|
+if (cond@a(S, ...)) { ... goto L; }
+|
+X = cond@a(S, ...);
+... when != X = E
+(
+if (X) goto L;
+|
+if (X) { ... goto L; }
+|
+if (X < 0) goto L;
+|
+if (X < 0) { ... goto L; }
+)
+)
+
+@failed_goto_up depends on report exists@
+symbol return_VOID;
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression conditional.S;
+identifier failure_goto.L;
+position p;
+@@
+L:
+... when != lock(S, ...)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+up@p(S)
+
+@script:python depends on report@
+a << failure_goto.a;
+cond << failure_goto.cond;
+p << failed_goto_up.p;
+@@
+# a label names a place in its own function only
+if p[0].current_element == a[0].current_element:
+	emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
+
 // A call handing &E to another function (perhaps a helper that releases
 // it) in a file that takes E: sem2mutex judges the helper's up() there as
 // the caller's release when every path to the call took E first and no
