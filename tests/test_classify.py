@@ -7,6 +7,7 @@ import pytest
 
 from sem2mutex.audit.classify import Classifier
 from sem2mutex.audit.contexts import ContextEvidence, ContextMap
+from sem2mutex.audit.facts import failed_acquires
 from sem2mutex.model import (Escape, Init, Instance, Location, Position, Reason, SemClass, Site,
                              Target)
 
@@ -253,3 +254,24 @@ def test_a_release_attributed_from_a_helper_in_a_timer_is_not_a_mutex():
     cls, codes = classify(instance([init(1)], sites),
                           in_context("timer", "timer_fn", ("timer_fn",)))
     assert cls is SemClass.AMBIGUOUS and "timer-context" in codes
+
+
+# ------------------------------------------------------- failed conditional downs
+
+
+def test_an_up_a_failed_down_leads_to_says_which_down_failed():
+    failed_up = Site(loc(24), "f", "up", paired=False, failed_acquire=("down_trylock", 21))
+    inst = instance([init(1)], [site("down_trylock", line=21), site("up", line=22), failed_up])
+    cls, codes = classify(inst)
+    assert cls is SemClass.AMBIGUOUS
+    assert codes == ["unpaired-up"]
+    assert inst.reasons[0].detail.endswith(
+        "up() in f() at drivers/x/x.c:24 (a path reaches it where the down_trylock() of "
+        "line 21 failed to take it)")
+
+
+def test_the_first_failed_down_in_the_file_is_the_one_named():
+    recs = [{"file": F, "line": 30, "col": 1, "failed": 27, "failed_op": "down_killable"},
+            {"file": F, "line": 30, "col": 1, "failed": 21, "failed_op": "down_trylock"},
+            {"file": F, "line": 31, "col": 1}]
+    assert failed_acquires(recs) == {(F, 30, 1): ("down_trylock", 21)}

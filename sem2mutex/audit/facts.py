@@ -175,18 +175,26 @@ def semaphore_typedefs(typedefs: list[dict]) -> list[str]:
 # ------------------------------------------------------------------ calls
 
 
+def failed_acquires(unpaired: list[dict]) -> dict[PosKey, tuple[str, int]]:
+    """For each release the pairing rules report a failed conditional
+    down leads to, that down (op, line): the first one in the file."""
+    found: dict[PosKey, tuple[str, int]] = {}
+    for rec in unpaired:
+        if rec.get("failed"):
+            acquire = (rec["failed_op"], rec["failed"])
+            found[key(rec)] = min(acquire, found.get(key(rec), acquire), key=lambda a: a[1])
+    return found
+
+
 def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
     macros = {key(rec): rec["macro"] for rec in grouped.get("in_macro", [])}
     by_address = {key(rec) for rec in grouped.get("by_address", [])}
     unpaired = {key(rec) for rec in grouped.get("unpaired", [])}
     released_after: dict[PosKey, int] = {}
-    failed: dict[PosKey, tuple[str, int]] = {}
     for rec in grouped.get("unpaired", []):
         if rec.get("after"):
             released_after[key(rec)] = min(rec["after"], released_after.get(key(rec), rec["after"]))
-        if rec.get("failed"):
-            acquire = (rec["failed_op"], rec["failed"])
-            failed[key(rec)] = min(acquire, failed.get(key(rec), acquire), key=lambda a: a[1])
+    failed = failed_acquires(grouped.get("unpaired", []))
     calls = []
     seen: set[PosKey] = set()
     # in file order: the order spatch finds matches in changes with the

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sem2mutex.audit.contexts import ContextMap
-from sem2mutex.audit.facts import FACTS_DIR, by_kind
+from sem2mutex.audit.facts import FACTS_DIR, by_kind, failed_acquires
 from sem2mutex.model import FactSet, Instance, Location, Reason, Site
 from sem2mutex.progress import Progress
 from sem2mutex.audit.intake import kernel_files_mentioning
@@ -81,8 +81,7 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
     every unlock-wrapper call is paired."""
     grouped = by_kind(records)
     unpaired = {(r["file"], r["line"], r["col"]) for r in grouped.get("unpaired", [])}
-    failed = {(r["file"], r["line"], r["col"]): (f"{r['failed_op']}", r["failed"])
-              for r in grouped.get("unpaired", []) if r.get("failed")}
+    failed = failed_acquires(grouped.get("unpaired", []))
     wrapper_names = set(wrappers.locks) | set(wrappers.unlocks)
     calls = [r for r in grouped.get("wrapper_call", [])
              if r.get("function") not in wrapper_names]
