@@ -8,8 +8,10 @@
 /// through BUG() or panic(), which do not return, nor past the return
 /// macros of ACPI's debug tracing, return_VALUE() and the like).  Such an
 /// up() is not provably the release of the calling task's own down(): the
-/// semaphore cannot be turned into a mutex without review.  An up() that
-/// is not reported here is paired in its function.
+/// semaphore cannot be turned into a mutex without review.  So is an up()
+/// a path reaches where a down_trylock(), down_interruptible(),
+/// down_killable() or down_timeout() failed (reported with that call).
+/// An up() that is not reported here is paired in its function.
 ///
 // Confidence: High
 // Copyright: (C) 2026 sem2mutex developers

@@ -3,8 +3,9 @@
 /// macros), and
 /// every unlock-wrapper call that some path reaches from the start of its
 /// function without a lock-wrapper call on the same arguments (a call
-/// whose result is used, `return foo_unlock(dev);`, as well), and the
-/// wrapper calls in a macro's body, with the macro.  The
+/// whose result is used, `return foo_unlock(dev);`, as well) or from the
+/// failure of a lock wrapper that returns its down_interruptible(), and
+/// the wrapper calls in a macro's body, with the macro.  The
 /// wrappers of one semaphore are given in SEM2MUTEX_LOCK_WRAPPERS and
 /// SEM2MUTEX_UNLOCK_WRAPPERS (comma-separated names).
 ///
