@@ -8,6 +8,7 @@ import pytest
 from sem2mutex.audit.classify import Classifier
 from sem2mutex.audit.contexts import ContextEvidence, ContextMap
 from sem2mutex.audit.facts import failed_acquires
+from sem2mutex.audit.failures import conditional_files, mark_failed
 from sem2mutex.model import (Escape, Init, Instance, Location, Position, Reason, SemClass, Site,
                              Target)
 
@@ -275,3 +276,17 @@ def test_the_first_failed_down_in_the_file_is_the_one_named():
             {"file": F, "line": 30, "col": 1, "failed": 21, "failed_op": "down_trylock"},
             {"file": F, "line": 31, "col": 1}]
     assert failed_acquires(recs) == {(F, 30, 1): ("down_trylock", 21)}
+
+
+def test_a_failure_branch_falling_through_unpairs_only_an_up_of_its_own():
+    failed = {(F, 24): ("down_trylock", 21)}
+    own = Site(loc(24), "f", "up")
+    wrapped = Site(loc(24), "f", "up", via_wrapper="released for its caller")
+    assert mark_failed(own, failed) == Site(loc(24), "f", "up", paired=False,
+                                            failed_acquire=("down_trylock", 21))
+    assert mark_failed(wrapped, failed) == wrapped
+    assert mark_failed(Site(loc(25), "f", "up"), failed).paired
+    inst = instance([init(1)], [site("down_trylock", line=21), own,
+                                Site(loc(9, "drivers/x/y.c"), "g", "down_interruptible",
+                                     via_helper="h")])
+    assert conditional_files([inst]) == [F]

@@ -11,6 +11,7 @@ from sem2mutex.audit.classify import classify_all
 from sem2mutex.audit.contexts import add_address_taken, build_context_map
 from sem2mutex.audit.decisions import REFUSED, VerdictApplier
 from sem2mutex.audit.facts import FactCollector, add_context_records
+from sem2mutex.audit.failures import FailureBranchCheck
 from sem2mutex.audit.intake import candidate_files, drop_literal_mentions, include_graph
 from sem2mutex.model import (Audit, FactSet, Instance, KernelTree, OtherTypeCall, ParseFailure,
                              SemClass, Verdict)
@@ -143,7 +144,9 @@ def examine_with(lexer: Lexer, req: AnalysisRequest, progress: Progress) -> Exam
         # that is not a mutex already gains nothing from one more obstacle.
         candidates = [i for i in instances if i.sem_class is SemClass.MUTEX]
         MentionCheck(lexer, req.memo).run(candidates, everyone, facts.other_lock_arguments)
-        classify_all(candidates, contexts)
+    with progress.stage("failure branches (spatch)"):
+        FailureBranchCheck(runner).run(candidates)
+    classify_all(candidates, contexts)
     progress.spent_on("spatch", runner.seconds_by_file)
     progress.spent_on("lexer", lexer.seconds_by_file)
     return Examined(instances, facts.parse_failures, resolved.other_type_calls,
