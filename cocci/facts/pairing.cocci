@@ -110,8 +110,10 @@ emit("unpaired", p2[0], op="up", after=int(p1[0].line))
 // down_interruptible(&info->write_sem);).  They follow only the
 // expressions the file takes with a conditional down.  A failure branch
 // that falls through past a plain test (if (down_trylock(&s))
-// pr_info(...); up(&s);) is not followed: spatch's paths past an if do not
-// say which branch they came through.
+// pr_info(...); up(&s);) is failure_branches.cocci's: spatch's paths past
+// an if do not say which branch they came through, and finding it costs
+// as much as these rules together, so sem2mutex runs it only where a
+// mutex candidate takes its semaphore conditionally.
 @conditional depends on report@
 identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
 expression S;

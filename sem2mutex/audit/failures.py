@@ -6,7 +6,7 @@ to and after a dropped result.  A failure branch that ends and falls
 through past a plain test (if (down_trylock(&s)) pr_info(...); up(&s);)
 it cannot see: failure_branches.cocci can, at the cost of all the other
 failed-down rules together, so it runs only on the files where a mutex
-candidate takes its semaphore conditionally (6.1: 5 files; 2.6.11: 55).
+candidate takes its semaphore conditionally (6.1: 5 files; 2.6.11: 53).
 The up() sites it reports become unpaired, naming the failed call, and
 the caller classifies the candidates again.
 """
@@ -15,12 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sem2mutex.audit.facts import FACTS_DIR, by_kind, failed_acquires
+from sem2mutex.audit.resolve import LOCK_OPS
 from sem2mutex.model import Instance, Site
 from sem2mutex.tools.spatch import SpatchRunner
 
 FAILURE_BRANCH_RULES = [FACTS_DIR / "failure_branches.cocci"]
-CONDITIONAL_DOWNS = frozenset(("down_trylock", "down_interruptible", "down_killable",
-                               "down_timeout"))
+# non-zero when they did not take the semaphore
+CONDITIONAL_DOWNS = frozenset(LOCK_OPS) - {"down"}
 
 
 def conditional_files(candidates: list[Instance]) -> list[str]:
