@@ -374,3 +374,17 @@ def test_a_seq_file_pair_is_its_own_evidence(fixture_audit):
     across = {l["line"] for l in reasons["paired-through-seq-file"]["locations"]}
     assert across == {26, 40} and 40 not in in_function and in_function
     assert "list_start()" in reasons["paired-through-seq-file"]["detail"]
+
+
+def test_a_typedef_of_several_names_is_reported_unseen(fixture_audit):
+    # tdef_list.h: typedef struct { ... } tlist_dev_t, *ptlist_dev_t; spatch
+    # 1.1.1 matches no declaration of several names with a typedef pattern
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    unseen = by_id["unresolved:drivers/fixture/tdef_list.c:& s -> mutex"]
+    (reason,) = unseen["reasons"]
+    assert reason["code"] == "unresolved-target"
+    assert "`ptlist_dev_t` is not known here" in reason["detail"]
+    assert "a typedef that declares several" in reason["detail"]
+    assert [(s["function"], s["op"]) for s in unseen["sites"]] == [("tlist_open", "down"),
+                                                                   ("tlist_open", "up")]
+    assert [(i["line"], i["count"]) for i in unseen["inits"]] == [(7, 1)]

@@ -213,7 +213,9 @@ class ArgumentTree:
         # typedefs first: a typedef may be the pointer (typedef struct foo *foo_p)
         canonical = index.canonical(base_type, self.file)
         if canonical is None:
-            return f"the typedef `{base_type.base}` is not known here"
+            return (f"the typedef `{base_type.base}` is not known here: no one parsed "
+                    "definition of it is visible (spatch 1.1.1 does not see the names of a "
+                    "typedef that declares several, typedef struct {...} a_t, *pa_t;)")
         if node.arrow:
             canonical = canonical.deref()
             if canonical is None:
