@@ -376,15 +376,16 @@ def test_a_seq_file_pair_is_its_own_evidence(fixture_audit):
     assert "list_start()" in reasons["paired-through-seq-file"]["detail"]
 
 
-def test_a_typedef_of_several_names_is_reported_unseen(fixture_audit):
-    # tdef_list.h: typedef struct { ... } tlist_dev_t, *ptlist_dev_t; spatch
-    # 1.1.1 matches no declaration of several names with a typedef pattern
+def test_a_typedef_of_several_names_is_seen(fixture_audit):
+    # tdef_list.h: typedef struct { ... } tlist_dev_t, *ptlist_dev_t; and a
+    # typedef of two names in a header that names no semaphore (tlist_types.h)
     by_id = {i["id"]: i for i in fixture_audit["instances"]}
-    unseen = by_id["unresolved:drivers/fixture/tdef_list.c:& s -> mutex"]
-    (reason,) = unseen["reasons"]
-    assert reason["code"] == "unresolved-target"
-    assert "`ptlist_dev_t` is not known here" in reason["detail"]
-    assert "a typedef that declares several" in reason["detail"]
-    assert [(s["function"], s["op"]) for s in unseen["sites"]] == [("tlist_open", "down"),
-                                                                   ("tlist_open", "up")]
-    assert [(i["line"], i["count"]) for i in unseen["inits"]] == [(7, 1)]
+    assert not [i for i in by_id if "tdef_list" in i]  # nothing unresolved
+    for inst_id, function in (("field:tlist_dev_t.mutex", "tlist_open"),
+                              ("field:tlist_chan_t.readmutex", "tlist_read"),
+                              ("field:struct tlist_hold.lock", "tlist_hold"),
+                              ("field:struct tlist_far.lock", "tlist_far")):
+        inst = by_id[inst_id]
+        assert inst["class"] == "mutex" and not inst["notes"], inst_id
+        assert {s["function"] for s in inst["sites"]} == {function}
+        assert inst["file"] == "drivers/fixture/tdef_list.h"

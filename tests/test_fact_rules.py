@@ -44,7 +44,8 @@ def run_rule(rule: Path) -> list[str]:
         group_file = Path(tmp) / "groups"
         group_file.write_text("".join(f"{s}\n\n" for s in SOURCES))
         done = subprocess.run(
-            ["spatch", *PYTHON, "--very-quiet", "--no-includes", "--no-scanner", "-D", "report",
+            ["spatch", *PYTHON, "--very-quiet", "--no-includes", "--no-scanner", "--no-show-diff",
+             "-D", "report",
              "--macro-file", str(MACRO_FILE),
              "--sp-file", str(rule), "--file-groups", str(group_file)],
             cwd=FIXTURE_TREE, capture_output=True, text=True, env=dict(os.environ, **ENV))

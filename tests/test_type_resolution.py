@@ -241,6 +241,26 @@ def test_a_struct_named_by_its_typedef_and_a_pointer_typedef():
     assert (d.kind, d.container, d.field) == ("field", "st_t", "sem")
 
 
+def test_the_pointer_name_of_an_anonymous_struct_typedef_of_two_names():
+    # typedef struct { struct semaphore mutex; } dabusb_t, *pdabusb_t; (2.6's dabusb.h)
+    body = "struct {  struct semaphore mutex ; }"
+    t = pointer_member("pdabusb_t", "s", "mutex")
+    index = index_with(member("dabusb_t", "mutex", "struct semaphore"),
+                       {"kind": "typedef", "file": "include/x/x.h", "line": 3,
+                        "name": "dabusb_t", "type": body},
+                       {"kind": "typedef", "file": "include/x/x.h", "line": 3,
+                        "name": "pdabusb_t", "type": body + " *"})
+    (d,) = t.denote(index, by_address=True)
+    assert (d.kind, d.container, d.field) == ("field", "dabusb_t", "mutex")
+    assert index.canonical(CType("pdabusb_t"), C_FILE) == CType("dabusb_t", 1)
+    # another file's struct of the same body is not this one's name
+    elsewhere = index_with({"kind": "typedef", "file": "include/y/y.h", "line": 1,
+                            "name": "other_t", "type": body},
+                           {"kind": "typedef", "file": "include/x/x.h", "line": 3,
+                            "name": "pdabusb_t", "type": body + " *"})
+    assert elsewhere.canonical(CType("pdabusb_t"), C_FILE) is None
+
+
 def test_a_member_no_definition_has_is_code_never_compiled():
     t = pointer_member("struct gs *", "p", "gone_sem")
     index = index_with(member("struct gs", "kept", "int"))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sem2mutex.audit.intake import CandidateFiles
 from sem2mutex.audit.typeindex import SEMAPHORE, CType
@@ -39,6 +39,10 @@ FACT_RULES = [FACTS_DIR / f"{name}.cocci" for name in
               ("declarations", "calls", "access", "types", "pairing", "contexts", "escapes",
                "helpers")]
 TYPE_RULES = [FACTS_DIR / "types.cocci"]
+TYPEDEF_LIST_RULES = [FACTS_DIR / "typedef_lists.cocci"]
+# the end of a struct declared with several names, "} foo_t, *pfoo_t;"
+# (a prefilter: spatch decides)
+TYPEDEF_LIST_END = r"^[[:space:]]*}[[:space:]]*[A-Za-z_][A-Za-z0-9_]*[[:space:]]*,"
 TYPEDEF_RULES = FACTS_DIR / "typedef_declarations.cocci"
 TYPEDEF_PLACEHOLDER = "sem_typedef_t"
 
@@ -297,6 +301,8 @@ class FactCollector:
     runner: SpatchRunner
     lexer: Lexer
     memo: GrepMemo | None = None
+    # the files searched for typedefs of several names (typedef_lists())
+    searched_for_lists: set[str] = field(default_factory=set)
 
     def collect(self, files: CandidateFiles) -> FactSet:
         main_files = sorted(set(files.calling) | set(files.declaring))
@@ -310,12 +316,26 @@ class FactCollector:
                                            pointer_files))
         typedef_files = self.typedef_users(first.get("typedef", []),
                                            set(main_files) | set(pointer_files), outputs)
-        facts = facts_from_records([r for out in outputs for r in out.records])
+        facts = facts_from_records([r for out in outputs for r in out.records]
+                                   + self.declared_in_typedef_lists(files.declaring))
         facts.parse_failures = self.parse_failures(semaphore_names(facts), *outputs)
         facts.files_scanned = len(main_files)
         facts.pass2_files = set(main_files) | set(pointer_files) | set(typedef_files)
         facts.parsed_files = set(facts.pass2_files)
         return facts
+
+    def declared_in_typedef_lists(self, declaring: list[str]) -> list[dict]:
+        """typedef_lists.cocci's facts of the files that may declare a
+        semaphore in the struct of a typedef of several names (2.6's
+        dabusb.h: typedef struct { struct semaphore mutex; ... } dabusb_t,
+        *pdabusb_t;): no other rule sees its members.  Only the records:
+        the facts program reported these files' parse errors."""
+        found = sorted(files_with_patterns(self.runner.tree, sorted(declaring),
+                                           [TYPEDEF_LIST_END], memo=self.memo))
+        self.searched_for_lists |= set(found)
+        if not found:
+            return []
+        return self.runner.run("typedefs of several names", TYPEDEF_LIST_RULES, found).records
 
     def typedef_users(self, typedefs: list[dict], parsed: set[str],
                       outputs: list[SpatchOutput]) -> list[str]:
@@ -339,6 +359,12 @@ class FactCollector:
 
     def more_types(self, missing: set[tuple[str, str, str]], visibility: Visibility,
                    parsed: set[str]) -> list[dict]:
+        """The type facts of the files that may declare what MISSING names."""
+        return self.header_types(missing, visibility, parsed) + \
+            self.typedef_lists(missing, visibility)
+
+    def header_types(self, missing: set[tuple[str, str, str]], visibility: Visibility,
+                     parsed: set[str]) -> list[dict]:
         """types.cocci's facts of the headers, not parsed yet, that the files
         asking for MISSING declarations include and that may declare them
         (struct mm_struct of <linux/sched.h>, which mentions no semaphore)."""
@@ -353,6 +379,26 @@ class FactCollector:
         out = self.runner.run("types of included headers", TYPE_RULES, found)
         parsed.update(found)
         return out.records
+
+    def typedef_lists(self, missing: set[tuple[str, str, str]],
+                      visibility: Visibility) -> list[dict]:
+        """typedef_lists.cocci's facts of the files that may declare a
+        typedef MISSING names among others (typedef struct { ... } a_t,
+        *pa_t;), which types.cocci cannot see: the asking files and what
+        they see, parsed already or not."""
+        names = {name for kind, name, _ in missing if kind == "typedef"}
+        askers = {from_file for kind, _, from_file in missing if kind == "typedef"}
+        files = (askers | visibility.closure(askers)) - self.searched_for_lists
+        if not names or not files:
+            return []
+        self.searched_for_lists |= files
+        patterns = sorted(rf"\b{re.escape(name)}[[:space:]]*[,;]" for name in names)
+        found = sorted(f for f in files_with_patterns(self.runner.tree, sorted(files), patterns,
+                                                      memo=self.memo)
+                       if is_kernel_source(f))
+        if not found:
+            return []
+        return self.runner.run("typedefs of several names", TYPEDEF_LIST_RULES, found).records
 
     def pointer_callers(self, calls: list[ApiCall]) -> list[str]:
         """Files that mention a function doing down()/up() through a pointer."""

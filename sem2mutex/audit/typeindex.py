@@ -210,10 +210,24 @@ class TypeIndex:
             (target,) = targets
             if target.base.startswith(ANONYMOUS):
                 # members of typedef struct { ... } name; are filed under the name
-                return ctype
+                if not target.pointers:
+                    return ctype
+                # typedef struct { ... } name, *pname;: pname is a name *
+                named = self.anonymous_name(target.base, {d.file for d in decls})
+                if named is None:
+                    return None
+                return CType(named, ctype.pointers + target.pointers,
+                             ctype.array or target.array, ctype.function)
             ctype = CType(target.base, ctype.pointers + target.pointers,
                           ctype.array or target.array, ctype.function)
         return None
+
+    def anonymous_name(self, base: str, files: set[str]) -> str | None:
+        """The one typedef name FILES give the anonymous struct BASE itself."""
+        names = {name for name, decls in self.typedefs.items() for d in decls
+                 if d.file in files and d.type.base == base and not d.type.pointers
+                 and not d.type.array}
+        return names.pop() if len(names) == 1 else None
 
     def member(self, container: str, name: str, from_file: str) -> list[Member]:
         """The definitions of CONTAINER's member NAME that FROM_FILE sees.

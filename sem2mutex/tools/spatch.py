@@ -39,8 +39,10 @@ MACRO_FILE = COCCI_DIR / "kernel-macros.h"
 
 # Not --quiet: the "HANDLING: file" lines tell which file a parse error
 # belongs to (the error itself may point into spatch's standard.h).
-SPATCH_FLAGS = ["--no-includes", "--no-scanner", "--verbose-parsing", "-D", "report",
-                "--macro-file", str(MACRO_FILE)]
+# --no-show-diff: typedef_lists.cocci is a * program, whose matches spatch
+# would otherwise print as a diff among the facts.
+SPATCH_FLAGS = ["--no-includes", "--no-scanner", "--verbose-parsing", "--no-show-diff",
+                "-D", "report", "--macro-file", str(MACRO_FILE)]
 
 HANDLING = re.compile(r"^HANDLING: (?P<file>\S+)\s*$", re.M)
 SYNC = re.compile(r"^ERROR-RECOV: found sync .*?line (?P<line>\d+)\s*$", re.M)
