@@ -389,3 +389,21 @@ def test_a_typedef_of_several_names_is_seen(fixture_audit):
         assert inst["class"] == "mutex" and not inst["notes"], inst_id
         assert {s["function"] for s in inst["sites"]} == {function}
         assert inst["file"] == "drivers/fixture/tdef_list.h"
+
+
+def test_a_declared_result_and_a_success_flag_say_where_the_down_failed(fixture_audit):
+    # failedlock.c: int ret = down_interruptible(&s); locked = !down_trylock(&s);
+    # locked = down_trylock(&s) == 0; and a flag past a test with no else
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    prefix = "field:drivers/fixture/failedlock.c:struct failed_flag_dev."
+    failed = {}
+    for name in ("declared_sem", "flag_sem", "equal_sem", "past_sem"):
+        (site,) = [s for s in by_id[prefix + name]["sites"] if s.get("failed_acquire")]
+        failed[name] = (site["function"], site["line"], site["failed_acquire"]["op"],
+                        site["failed_acquire"]["line"])
+    assert failed == {"declared_sem": ("failed_declared", 251, "down_interruptible", 248),
+                      "flag_sem": ("failed_flag", 266, "down_trylock", 264),
+                      "equal_sem": ("failed_flag_equal", 279, "down_trylock", 275),
+                      "past_sem": ("failed_flag_past", 291, "down_trylock", 287)}
+    # failed_flag_ok() tests its flags before releasing
+    assert by_id[prefix + "ok_sem"]["class"] == "mutex"

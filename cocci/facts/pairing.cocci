@@ -278,6 +278,144 @@ p << failed_stored_up.p;
 @@
 emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
 
+// The same with the result declared (int ret = down_interruptible(&s);).
+@failed_declared_up depends on report exists@
+symbol return_VOID;
+identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression conditional.S;
+expression E;
+identifier x;
+type T;
+statement S1;
+position a, p;
+@@
+T x = cond@a(S, ...);
+... when != x = E
+    when != lock(S, ...)
+(
+if (x) {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(S)
+  ... when any
+}
+|
+if (x < 0) {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(S)
+  ... when any
+}
+|
+if (!x) S1 else {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(S)
+  ... when any
+}
+|
+if (!x) S1
+... when != lock(S, ...)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+up@p(S)
+)
+
+@script:python depends on report@
+a << failed_declared_up.a;
+cond << failed_declared_up.cond;
+p << failed_declared_up.p;
+@@
+emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
+
+// A success flag (locked = down_trylock(&s) == 0; declared or assigned;
+// spatch's isomorphisms match locked = !down_trylock(&s) with it): its
+// failure is !locked, so the failure branch is the one of a negated test,
+// or the else of a plain one, and a plain test with no else is skipped by
+// the failure.
+@failed_flag_up depends on report exists@
+symbol return_VOID;
+identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression conditional.S;
+expression E;
+identifier x;
+type T;
+statement S1;
+position a, p;
+@@
+(
+x = cond@a(S, ...) == 0;
+|
+T x = cond@a(S, ...) == 0;
+)
+... when != x = E
+    when != lock(S, ...)
+(
+if (!x) {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(S)
+  ... when any
+}
+|
+if (x) S1 else {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(S)
+  ... when any
+}
+|
+if (x) S1
+... when != lock(S, ...)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+up@p(S)
+)
+
+@script:python depends on report@
+a << failed_flag_up.a;
+cond << failed_flag_up.cond;
+p << failed_flag_up.p;
+@@
+emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
+
 // A failure branch that jumps to a label (if (down_interruptible(&s))
 // goto out;): an up() a path reaches from the label without a down()
 // releases what the failed call did not take, whatever other path also
