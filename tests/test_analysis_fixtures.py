@@ -407,3 +407,17 @@ def test_a_declared_result_and_a_success_flag_say_where_the_down_failed(fixture_
                       "past_sem": ("failed_flag_past", 291, "down_trylock", 287)}
     # failed_flag_ok() tests its flags before releasing
     assert by_id[prefix + "ok_sem"]["class"] == "mutex"
+
+
+def test_a_semaphore_pointer_member_is_one_entry_for_every_function(fixture_audit):
+    # ptrmember_a.c and ptrmember_b.c: up(h->eh_wait), struct pm_host's
+    # struct semaphore *eh_wait, in two functions of two files
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    assert not [i for i in by_id if i.startswith("pointer:drivers/fixture/ptrmember")]
+    member = by_id["pointer:struct pm_host.eh_wait"]
+    assert (member["kind"], member["file"], member["line"]) == \
+        ("pointer", "drivers/fixture/ptrmember.h", 9)
+    assert [(s["file"], s["function"]) for s in member["sites"]] == [
+        ("drivers/fixture/ptrmember_a.c", "pm_wakeup"), ("drivers/fixture/ptrmember_b.c", "pm_done")]
+    assert member["class"] == "ambiguous" and member["ambiguity"] == "doubtful"
+    assert "`struct pm_host.eh_wait`" in member["reasons"][0]["detail"]

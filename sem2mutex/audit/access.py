@@ -294,8 +294,16 @@ class ArgumentTree:
                           accessor=(accessor.file, accessor.line, accessor.name))
 
     def pointer(self, node: Node, index: TypeIndex) -> Denotation:
-        return Denotation("pointer", why=f"`{self.describe(node)}` is a pointer chosen at "
-                          "run time")
+        """A pointer value; a struct semaphore * member names its member,
+        so that every function using it shares one question."""
+        why = f"`{self.describe(node)}` is a pointer chosen at run time"
+        if node.kind == "member":
+            found = self.member_of(node, index)
+            if isinstance(found, list) and found and \
+                    all(m.type.is_semaphore_pointer for m in found):
+                return Denotation("pointer", container=found[0].container, field=found[0].field,
+                                  members=tuple(found), why=why)
+        return Denotation("pointer", why=why)
 
     def denote_object(self, node: Node | None, index: TypeIndex) -> list[Denotation]:
         if node is None:

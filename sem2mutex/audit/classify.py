@@ -125,8 +125,10 @@ class Classifier:
         if settled:
             return SemClass.COUNTING, merge_by_code(settled)
         if inst.kind == "pointer":
-            unseen = Reason("via-pointer", f"operations through the pointer `{inst.name}`: the "
-                            "semaphore it points to is chosen at run time", where)
+            pointer = f"the struct semaphore * member `{inst.struct}.{inst.name}`" \
+                if inst.struct else f"the pointer `{inst.name}`"
+            unseen = Reason("via-pointer", f"operations through {pointer}: the semaphore it "
+                            "points to is chosen at run time", where)
         else:
             why = "; ".join(sorted({n.detail for n in inst.notes if n.code == "unresolved-why"}))
             unseen = Reason("unresolved-target", f"which semaphore `{inst.name}` is could not "

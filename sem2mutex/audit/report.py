@@ -100,7 +100,7 @@ def audit_json(audit: Audit) -> dict:
 
 
 def describe(inst: Instance) -> str:
-    if inst.kind.startswith("field"):
+    if inst.kind.startswith("field") or (inst.kind == "pointer" and inst.struct):
         what = f"`{inst.struct}.{inst.name}`"
     else:
         what = f"`{inst.name}`"

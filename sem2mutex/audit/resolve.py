@@ -114,6 +114,7 @@ class Resolution:
     # instance ids that an unresolved argument could name
     suspects: tuple[str, ...] = ()
     pointer: bool = False  # a pointer chosen at run time
+    pointer_member: Member | None = None  # the struct semaphore * member it is read from
     unresolved: str | None = None  # why it could not be tied down
     other_type: str | None = None  # not a semaphore at all
     # the accessor macros the argument reaches the semaphore through: name,
@@ -171,6 +172,8 @@ class Resolver:
             res.other_type = d.why
         elif d.kind == "pointer":
             res.pointer = True
+            if d.members:
+                res.pointer_member = d.members[0]
         else:
             self.by_field_name(res, d, pos, text)
 
@@ -314,6 +317,10 @@ def exported_instance(table: InstanceTable, e: Export) -> Instance | None:
 
 def pseudo_instance(table: InstanceTable, call: ApiCall, res: Resolution) -> Instance:
     function = function_of(call.pos, call.macro)
+    if res.pointer and res.unresolved is None and res.pointer_member is not None:
+        m = res.pointer_member
+        iid = "pointer:" + field_id(m.file, m.container, m.field).split(":", 1)[1]
+        return table.get_or_create(iid, "pointer", m.field, m.container, m.file, m.line)
     if res.pointer and res.unresolved is None:
         iid = f"pointer:{call.pos.file}:{function}:{call.arg}"
         return table.get_or_create(iid, "pointer", call.arg, None, call.pos.file,

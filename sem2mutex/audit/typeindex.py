@@ -84,6 +84,11 @@ class CType:
     def is_semaphore(self) -> bool:
         return self.base == SEMAPHORE and not self.pointers and not self.function
 
+    @property
+    def is_semaphore_pointer(self) -> bool:
+        return self.base == SEMAPHORE and self.pointers == 1 and not self.array \
+            and not self.function
+
 
 @dataclass(frozen=True)
 class Member:

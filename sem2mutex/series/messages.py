@@ -54,6 +54,8 @@ def evidence(inst: Instance, base: str = "") -> str:
 def describe_instance(inst: Instance, base: str = "") -> str:
     if inst.kind.startswith("field"):
         return f"{inst.struct}.{inst.name}"
+    if inst.kind == "pointer" and inst.struct:
+        return f"{inst.struct}.{inst.name} (a struct semaphore pointer member)"
     if inst.kind == "pointer":
         return f"{inst.name} (a struct semaphore pointer in {short(inst.file, base)})"
     return f"{inst.name} ({short(inst.file, base)})"
