@@ -160,6 +160,16 @@ class ParseFailure:
     plain: frozenset[str] = frozenset()  # of those, named other than after . or ->
 
 
+@dataclass(frozen=True)
+class SymbolAlias:
+    """extern struct semaphore name __alias(target); (6.1's
+    __efi_uv_runtime_lock): NAME is TARGET under another name."""
+
+    location: Location
+    name: str
+    target: str
+
+
 @dataclass
 class FactSet:
     """Everything spatch reported about the files it was given."""
@@ -175,6 +185,7 @@ class FactSet:
     # &x->lock given to spin_lock() and the like: (where, name, a member?)
     other_lock_arguments: list[tuple[Location, str, bool]] = field(default_factory=list)
     parse_failures: list[ParseFailure] = field(default_factory=list)
+    symbol_aliases: list[SymbolAlias] = field(default_factory=list)
     # access.cocci's argument trees and types.cocci's type facts, raw: the
     # resolve stage reads them with the tree's include graph
     access_records: list[dict] = field(default_factory=list)
@@ -231,6 +242,7 @@ class Site:
     through: str | None = None  # the accessor macro its argument goes through
     # up(): reached where this conditional down (op, line) did not take it
     failed_acquire: tuple[str, int] | None = None
+    spelled: str | None = None  # the name it uses, an __alias of the instance's
 
 
 @dataclass(frozen=True)

@@ -421,3 +421,20 @@ def test_a_semaphore_pointer_member_is_one_entry_for_every_function(fixture_audi
         ("drivers/fixture/ptrmember_a.c", "pm_wakeup"), ("drivers/fixture/ptrmember_b.c", "pm_done")]
     assert member["class"] == "ambiguous" and member["ambiguity"] == "doubtful"
     assert "`struct pm_host.eh_wait`" in member["reasons"][0]["detail"]
+
+
+def test_an_alias_is_its_targets_semaphore_under_another_name(fixture_audit):
+    # alias_def.c: extern struct semaphore alias_other_name __alias(alias_lock);
+    # alias_user.c takes and releases alias_other_name
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    assert "global:alias_other_name" not in by_id
+    lock = by_id["static:drivers/fixture/alias_def.c:alias_lock"]
+    assert [(s["file"], s["op"], s.get("spelled")) for s in lock["sites"]] == [
+        ("drivers/fixture/alias_def.c", "down_interruptible", None),
+        ("drivers/fixture/alias_def.c", "up", None),
+        ("drivers/fixture/alias_user.c", "down_interruptible", "alias_other_name"),
+        ("drivers/fixture/alias_user.c", "up", "alias_other_name")]
+    (reason,) = lock["reasons"]
+    assert reason["code"] == "symbol-alias" and lock["class"] == "ambiguous"
+    assert "`alias_other_name` with __alias() at drivers/fixture/alias_def.c:9, which " \
+        "drivers/fixture/alias_user.c takes and releases" in reason["detail"]

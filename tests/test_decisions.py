@@ -59,7 +59,7 @@ def test_a_malformed_override_is_bad_input(tmp_path, extra, message):
 
 
 @pytest.mark.parametrize("code", ["irq-context", "timer-context", "tasklet-context",
-                                  "softirq-context", "address-escapes"])
+                                  "softirq-context", "address-escapes", "symbol-alias"])
 def test_a_mutex_verdict_against_the_evidence_is_refused(code):
     inst = ambiguous("field:struct d.lock", "unpaired-up", code)
     stale = VerdictApplier([Verdict(inst.id, SemClass.MUTEX, ADA, "fine")]).apply([inst])

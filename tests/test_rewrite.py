@@ -8,6 +8,7 @@ committing it: every hunk is a lock changing or keeping its semantics.
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 import os
 import shutil
 from pathlib import Path
@@ -499,6 +500,19 @@ def test_plan_keeps_unsafe_mutexes_as_semaphores(sites, inits, kind, why):
     assert any(why in w for w in plan.demoted["static:a.c:m"]), plan.demoted
     assert all(e.to == COUNTING and e.op not in ("declaration", "sema_init")
                for e in plan.edits)
+
+
+def test_plan_keeps_an_aliased_mutex_and_edits_the_alias_by_its_name():
+    # a reviewer pinned mutex on a semaphore declared again with __alias()
+    alias = Reason("symbol-alias", "also declared as `m_alias` with __alias() at a.c:7",
+                   (Location("a.c", 7),))
+    inst = instance("static:a.c:m", SemClass.MUTEX,
+                    [site("a.c", 20, "down"), replace(site("b.c", 30, "up"), spelled="m_alias")])
+    inst.notes.append(alias)
+    plan = plan_rewrite([inst])
+    assert plan.targets["static:a.c:m"] == COUNTING
+    assert any("m_alias" in w and "symbol-alias" in w for w in plan.demoted["static:a.c:m"])
+    assert {(e.file, e.name) for e in plan.edits} == {("a.c", "m"), ("b.c", "m_alias")}
 
 
 def test_plan_demotes_a_mutex_sharing_a_line_with_a_semaphore():

@@ -35,7 +35,7 @@ UNCONVERTIBLE_KINDS = ("pointer", "unresolved")
 
 # Evidence that a mutex would be wrong, not merely unproven (classify.py).
 MUTEX_FORBIDDING_CODES = ("irq-context", "timer-context", "tasklet-context", "softirq-context",
-                          "address-escapes")
+                          "address-escapes", "symbol-alias")
 REFUSED = "refused"  # how a refusal's why starts, in audit.json and on stderr
 
 

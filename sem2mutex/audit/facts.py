@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from sem2mutex.audit.intake import CandidateFiles
 from sem2mutex.audit.typeindex import SEMAPHORE, CType
 from sem2mutex.model import (ApiCall, Callback, CallEdge, Escape, Export, FactSet, FieldDecl,
-                    FunctionDef, Location, ParseFailure, Position, Target, VarDecl)
+                    FunctionDef, Location, ParseFailure, Position, SymbolAlias, Target,
+                    VarDecl)
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.audit.intake import kernel_files_mentioning
 from sem2mutex.audit.visibility import Visibility
@@ -32,7 +33,7 @@ from sem2mutex.tools.api import OTHER_LOCK_CALLS
 from sem2mutex.tools.grep import GrepMemo, files_with_patterns, word_lines
 from sem2mutex.tools.kernel_tree import is_kernel_source
 from sem2mutex.tools.spatch import ParseError, SpatchOutput, SpatchRunner
-from sem2mutex.tools.lexer import Lexer
+from sem2mutex.tools.lexer import Lexer, Token
 
 FACTS_DIR = COCCI_DIR / "facts"
 FACT_RULES = [FACTS_DIR / f"{name}.cocci" for name in
@@ -319,6 +320,7 @@ class FactCollector:
         facts = facts_from_records([r for out in outputs for r in out.records]
                                    + self.declared_in_typedef_lists(files.declaring))
         facts.parse_failures = self.parse_failures(semaphore_names(facts), *outputs)
+        facts.symbol_aliases = self.symbol_aliases(files.declaring)
         facts.files_scanned = len(main_files)
         facts.pass2_files = set(main_files) | set(pointer_files) | set(typedef_files)
         facts.parsed_files = set(facts.pass2_files)
@@ -336,6 +338,16 @@ class FactCollector:
         if not found:
             return []
         return self.runner.run("typedefs of several names", TYPEDEF_LIST_RULES, found).records
+
+    def symbol_aliases(self, declaring: list[str]) -> list[SymbolAlias]:
+        """The semaphores declared as another's alias (6.1's
+        extern struct semaphore __efi_uv_runtime_lock __alias(efi_runtime_lock);),
+        which spatch 1.1.1 does not parse: read from Coccinelle's lexer, in
+        the files grep finds the macro in."""
+        found = sorted(files_with_patterns(self.runner.tree, sorted(declaring),
+                                           [r"\b__alias[[:space:]]*\("], memo=self.memo))
+        return [alias for rel, tokens in self.lexer.tokens_of(found).items()
+                for alias in aliases_in(rel, tokens)]
 
     def typedef_users(self, typedefs: list[dict], parsed: set[str],
                       outputs: list[SpatchOutput]) -> list[str]:
@@ -436,6 +448,16 @@ class FactCollector:
         return [f for f in files if any(
             e.first_line <= line <= e.last_line for e in merged[f]
             for lines in textual.get(f, {}).values() for line in lines)]
+
+
+def aliases_in(rel: str, tokens: list[Token]) -> list[SymbolAlias]:
+    """[struct] semaphore NAME __alias ( TARGET ) among TOKENS (the lexer's
+    identifiers and punctuation: no keyword)."""
+    texts = [t.text for t in tokens]
+    return [SymbolAlias(Location(rel, tokens[i + 1].line), texts[i + 1], texts[i + 4])
+            for i in range(len(tokens) - 5)
+            if texts[i] == "semaphore" and texts[i + 2:i + 4] == ["__alias", "("]
+            and texts[i + 5] == ")" and tokens[i + 1].identifier and tokens[i + 4].identifier]
 
 
 def merged_parse_errors(outputs: tuple[SpatchOutput, ...]) -> dict[str, list[ParseError]]:

@@ -55,7 +55,8 @@ def instance_json(inst: Instance) -> dict:
                    "op": s.op, "paired": s.paired, "macro": s.macro,
                    "via_wrapper": s.via_wrapper, "via_helper": s.via_helper,
                    "released_after": s.released_after, **through_json(s.through),
-                   **failed_acquire_json(s.failed_acquire)}
+                   **failed_acquire_json(s.failed_acquire),
+                   **({"spelled": s.spelled} if s.spelled else {})}
                   for s in inst.sites],
         "escapes": [{"file": e.pos.file, "line": e.pos.line, "function": e.pos.function,
                      "via": e.via, "callee": e.callee} for e in inst.escapes],

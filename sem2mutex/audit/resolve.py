@@ -459,6 +459,35 @@ def settle_helpers(facts: FactSet, table: InstanceTable, attribution: Attributio
             inst.notes.append(helper_note(helper, attribution.callers_of(helper)))
 
 
+def merge_symbol_aliases(facts: FactSet, table: InstanceTable) -> None:
+    """A name declared with __alias() is its target's semaphore: its uses
+    join the target's, each spelled as written.  No mutex is made of it:
+    the series cannot retype the alias's declaration (spatch does not parse
+    it), and a struct mutex seen as a struct semaphore is memory corruption."""
+    for alias in facts.symbol_aliases:
+        target = table.by_id.get(f"static:{alias.location.file}:{alias.target}") \
+            or table.by_id.get(f"global:{alias.target}")
+        if target is None:
+            continue
+        named = table.by_id.get(f"global:{alias.name}")
+        if named is not None and named is not target:
+            target.sites += [replace(s, spelled=s.spelled or alias.name) for s in named.sites]
+            target.decls += named.decls
+            target.inits += named.inits
+            target.escapes += named.escapes
+            target.exported_at += named.exported_at
+            target.notes += [n for n in named.notes if n not in target.notes]
+            del table.by_id[named.id]
+        target.decls.append(alias.location)
+        users = sorted({s.location.file for s in target.sites if s.spelled == alias.name})
+        verbs = "takes and releases" if len(users) == 1 else "take and release"
+        used = f", which {', '.join(users)} {verbs}" if users else ""
+        target.notes.append(Reason(
+            "symbol-alias", f"also declared as `{alias.name}` with __alias() at "
+            f"{alias.location}{used}: a struct mutex would need that declaration retyped "
+            "too, which the series does not do", (alias.location,)))
+
+
 def settle_aliases(facts: FactSet, table: InstanceTable,
                    stored: dict[tuple[str, int], list[str]]) -> None:
     """A local struct semaphore * given only addresses of known semaphores,
@@ -544,6 +573,7 @@ def build_instances(facts: FactSet, visibility: Visibility | None = None) -> Res
     released_again(facts, table, attribution)
     settle_helpers(facts, table, attribution)
     settle_aliases(facts, table, stored)
+    merge_symbol_aliases(facts, table)
     attach_parse_failures(facts, table, visibility)
     for inst in table.by_id.values():
         inst.sites.sort(key=lambda s: (s.location.file, s.location.line))

@@ -131,6 +131,7 @@ def mutex_obstacles(inst: Instance) -> list[str]:
                         "struct mutex")
     if not inst.decls:
         problems.append("no declaration found to turn into struct mutex")
+    problems += [f"{n.detail} ({n.code})" for n in inst.notes if n.code == "symbol-alias"]
     if not inst.inits:
         problems.append("no initialiser found: a struct mutex needs mutex_init() "
                         "or DEFINE_MUTEX()")
@@ -189,7 +190,7 @@ def edits_for(inst: Instance, target: str) -> list[Edit]:
     # belong to the helper's pointer instance.
     # a call through an accessor macro names the macro (down(PIPE_SEM(inode)))
     edits += [Edit(inst.id, s.location.file, s.location.line, s.op, target,
-                   s.through or name, s.macro)
+                   s.through or s.spelled or name, s.macro)
               for s in inst.sites if s.op in calls and not s.via_helper]
     return list(dict.fromkeys(edits))  # two calls on one line: one edit
 

@@ -31,7 +31,10 @@ class ConversionUnit:
 
 
 def home_file(inst: Instance) -> str:
-    """The file that decides where an instance's patch goes: its declaration."""
+    """The file that decides where an instance's patch goes: its declaration
+    (a static's own file, whatever __alias() declares it elsewhere)."""
+    if inst.kind == "static":
+        return inst.file
     if inst.decls and inst.kind not in PSEUDO_KINDS:
         return inst.decls[0].file
     return inst.file
