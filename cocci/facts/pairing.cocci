@@ -279,6 +279,17 @@ p << failed_stored_up.p;
 emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
 
 // The same with the result declared (int ret = down_interruptible(&s);).
+// The declarations are found first: the path rule below, costly on every
+// function of a file, runs only in the files that have one.
+@declared_result depends on report@
+identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
+expression conditional.S;
+identifier x;
+type T;
+position a;
+@@
+T x = cond@a(S, ...);
+
 @failed_declared_up depends on report exists@
 symbol return_VOID;
 identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
@@ -286,10 +297,11 @@ identifier lock = {down, down_interruptible, down_killable, down_trylock,
 		   down_timeout};
 expression conditional.S;
 expression E;
-identifier x;
-type T;
+identifier declared_result.x;
+type declared_result.T;
 statement S1;
-position a, p;
+position declared_result.a;
+position p;
 @@
 T x = cond@a(S, ...);
 ... when != x = E
@@ -343,7 +355,7 @@ up@p(S)
 )
 
 @script:python depends on report@
-a << failed_declared_up.a;
+a << declared_result.a;
 cond << failed_declared_up.cond;
 p << failed_declared_up.p;
 @@
@@ -353,7 +365,20 @@ emit("unpaired", p[0], op="up", failed=int(a[0].line), failed_op=cond)
 // spatch's isomorphisms match locked = !down_trylock(&s) with it): its
 // failure is !locked, so the failure branch is the one of a negated test,
 // or the else of a plain one, and a plain test with no else is skipped by
-// the failure.
+// the failure.  The flags are found first, as the declared results above.
+@success_flag depends on report@
+identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
+expression conditional.S;
+identifier x;
+type T;
+position a;
+@@
+(
+x = cond@a(S, ...) == 0;
+|
+T x = cond@a(S, ...) == 0;
+)
+
 @failed_flag_up depends on report exists@
 symbol return_VOID;
 identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout};
@@ -361,10 +386,11 @@ identifier lock = {down, down_interruptible, down_killable, down_trylock,
 		   down_timeout};
 expression conditional.S;
 expression E;
-identifier x;
+identifier success_flag.x;
 type T;
 statement S1;
-position a, p;
+position success_flag.a;
+position p;
 @@
 (
 x = cond@a(S, ...) == 0;
@@ -410,7 +436,7 @@ up@p(S)
 )
 
 @script:python depends on report@
-a << failed_flag_up.a;
+a << success_flag.a;
 cond << failed_flag_up.cond;
 p << failed_flag_up.p;
 @@

@@ -214,8 +214,7 @@ class ArgumentTree:
         canonical = index.canonical(base_type, self.file)
         if canonical is None:
             return (f"the typedef `{base_type.base}` is not known here: no one parsed "
-                    "definition of it is visible (spatch 1.1.1 does not see the names of a "
-                    "typedef that declares several, typedef struct {...} a_t, *pa_t;)")
+                    "definition of it is visible")
         if node.arrow:
             canonical = canonical.deref()
             if canonical is None:
