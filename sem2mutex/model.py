@@ -186,6 +186,8 @@ class FactSet:
     other_lock_arguments: list[tuple[Location, str, bool]] = field(default_factory=list)
     parse_failures: list[ParseFailure] = field(default_factory=list)
     symbol_aliases: list[SymbolAlias] = field(default_factory=list)
+    # the object-like macros whose body calls the API (#define LOCK down(&s))
+    object_macros: set[str] = field(default_factory=set)
     # access.cocci's argument trees and types.cocci's type facts, raw: the
     # resolve stage reads them with the tree's include graph
     access_records: list[dict] = field(default_factory=list)

@@ -438,3 +438,17 @@ def test_an_alias_is_its_targets_semaphore_under_another_name(fixture_audit):
     assert reason["code"] == "symbol-alias" and lock["class"] == "ambiguous"
     assert "`alias_other_name` with __alias() at drivers/fixture/alias_def.c:9, which " \
         "drivers/fixture/alias_user.c takes and releases" in reason["detail"]
+
+
+def test_object_like_lock_macros_pair_like_wrappers(fixture_audit):
+    # objmacro.c: #define OBJ_LOCK down(&obj_sem), used as OBJ_LOCK;
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    good = by_id["static:drivers/fixture/objmacro.c:obj_sem"]
+    assert good["class"] == "mutex"
+    assert "paired-through-wrappers" in [r["code"] for r in good["reasons"]]
+    bad = by_id["static:drivers/fixture/objmacro.c:obj_bad_sem"]
+    unpaired = [(s["line"], s["function"]) for s in bad["sites"]
+                if s["op"] == "unlock-wrapper" and not s["paired"]]
+    # another macro's body, a skipped lock, a use as a value, a second release
+    assert unpaired == [(18, "macro OBJ_BAD_LEAVE"), (36, "obj_bad"), (38, "obj_bad"),
+                        (46, "obj_twice")]

@@ -86,14 +86,27 @@ identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
 		 down_timeout, up, __SEMAPHORE_INITIALIZER};
 position p;
 @@
-(
 #define M(...) <+... op@p(...) ...+>
-|
-#define M <+... op@p(...) ...+>
-)
 
 @script:python depends on report@
 M << in_macro.M;
 p << in_macro.p;
 @@
 emit("in_macro", p[0], macro=M)
+
+// An object-like macro (#define LOAD_LOCK down(&load_sem)) is used by its
+// bare name, which the wrapper analysis looks for as well.
+@in_object_macro depends on report@
+identifier M;
+identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
+		 down_interruptible, down_killable, down_trylock,
+		 down_timeout, up, __SEMAPHORE_INITIALIZER};
+position p;
+@@
+#define M <+... op@p(...) ...+>
+
+@script:python depends on report@
+M << in_object_macro.M;
+p << in_object_macro.p;
+@@
+emit("in_macro", p[0], macro=M, object_like=True)

@@ -5,9 +5,12 @@
 /// function without a lock-wrapper call on the same arguments (a call
 /// whose result is used, `return foo_unlock(dev);`, as well) or from the
 /// failure of a lock wrapper that returns its down_interruptible(), and
-/// the wrapper calls in a macro's body, with the macro.  The
+/// the wrapper calls in a macro's body, with the macro; the same for the
+/// uses of object-like lock and unlock macros (LOAD_LOCK;).  The
 /// wrappers of one semaphore are given in SEM2MUTEX_LOCK_WRAPPERS and
-/// SEM2MUTEX_UNLOCK_WRAPPERS (comma-separated names).
+/// SEM2MUTEX_UNLOCK_WRAPPERS (comma-separated names), the object-like
+/// macros among them in SEM2MUTEX_OBJECT_LOCK_WRAPPERS and
+/// SEM2MUTEX_OBJECT_UNLOCK_WRAPPERS.
 ///
 // Confidence: High
 // Copyright: (C) 2026 sem2mutex developers
@@ -23,6 +26,11 @@ import os
 
 LOCKS = set(filter(None, os.environ.get("SEM2MUTEX_LOCK_WRAPPERS", "").split(",")))
 UNLOCKS = set(filter(None, os.environ.get("SEM2MUTEX_UNLOCK_WRAPPERS", "").split(",")))
+# the object-like macros among them, used by their bare names
+OBJECT_LOCKS = set(filter(None, os.environ.get("SEM2MUTEX_OBJECT_LOCK_WRAPPERS",
+					       "").split(",")))
+OBJECT_UNLOCKS = set(filter(None, os.environ.get("SEM2MUTEX_OBJECT_UNLOCK_WRAPPERS",
+						 "").split(",")))
 
 
 def emit(kind, pos, **fields):
@@ -87,11 +95,92 @@ p << unlock_call.p;
 @@
 emit("in_macro", p[0], macro=M)
 
+// Object-like lock and unlock macros (2.6's selinux: #define LOAD_LOCK
+// down(&load_sem), used as LOAD_LOCK;): every use of the name that is no
+// call is one of theirs, in statements or not, in other macros' bodies too.
+@lock_use depends on report@
+identifier w : script:python() { w in OBJECT_LOCKS };
+position p;
+@@
+w@p
+
+@script:python depends on report@
+p << lock_use.p;
+@@
+emit("wrapper_call", p[0], role="lock")
+
+@unlock_use depends on report@
+identifier w : script:python() { w in OBJECT_UNLOCKS };
+position p;
+@@
+w@p
+
+@script:python depends on report@
+p << unlock_use.p;
+@@
+emit("wrapper_call", p[0], role="unlock")
+
+@lock_use_in_macro depends on report@
+identifier M, w;
+position lock_use.p;
+@@
+(
+#define M(...) <+... w@p ...+>
+|
+#define M <+... w@p ...+>
+)
+
+@script:python depends on report@
+M << lock_use_in_macro.M;
+p << lock_use.p;
+@@
+emit("in_macro", p[0], macro=M)
+
+@unlock_use_in_macro depends on report@
+identifier M, w;
+position unlock_use.p;
+@@
+(
+#define M(...) <+... w@p ...+>
+|
+#define M <+... w@p ...+>
+)
+
+@script:python depends on report@
+M << unlock_use_in_macro.M;
+p << unlock_use.p;
+@@
+emit("in_macro", p[0], macro=M)
+
+// Only a use standing as a statement (LOAD_UNLOCK;) has its paths
+// followed below: any other use of an unlock macro is unpaired.
+@unlock_statement depends on report@
+identifier w : script:python() { w in OBJECT_UNLOCKS };
+position p;
+@@
+w@p;
+
+@unlock_other_use depends on report@
+identifier w : script:python() { w in OBJECT_UNLOCKS };
+position p != unlock_statement.p;
+@@
+w@p
+
+@script:python depends on report@
+p << unlock_other_use.p;
+@@
+emit("unpaired", p[0], op="unlock")
+
 // In a file that calls no lock wrapper at all, no path can take one before
 // an unlock-wrapper call: every such call is unpaired, and the path search
 // below (seconds on fs/ntfs/inode.c of 2.6.11) is not run.
-@script:python depends on report && !lock_call@
+@script:python depends on report && !lock_call && !lock_use@
 p << unlock_call.p;
+@@
+emit("unpaired", p[0], op="unlock")
+
+@script:python depends on report && !lock_call && !lock_use@
+p << unlock_use.p;
 @@
 emit("unpaired", p[0], op="unlock")
 
@@ -149,6 +238,61 @@ fn(...) {
 @script:python depends on report@
 p1 << double_unlock.p1;
 p2 << double_unlock.p2;
+@@
+emit("unpaired", p2[0], op="unlock", after=int(p1[0].line))
+
+// The same for an unlock macro used as a statement, after any use of a
+// lock wrapper or macro: an object-like macro has no arguments to match.
+@unpaired_unlock_use depends on report && (lock_call || lock_use) exists@
+symbol return_VOID;
+identifier fn;
+identifier lk : script:python() { lk in LOCKS };
+identifier ul : script:python() { ul in OBJECT_UNLOCKS };
+position p;
+@@
+fn(...) {
+  ... when != lk
+      when != lk(...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  ul@p;
+  ... when any
+}
+
+@script:python depends on report@
+p << unpaired_unlock_use.p;
+@@
+emit("unpaired", p[0], op="unlock")
+
+@double_unlock_use depends on report && (lock_call || lock_use) exists@
+symbol return_VOID;
+identifier fn;
+identifier lk : script:python() { lk in LOCKS };
+identifier ul : script:python() { ul in OBJECT_UNLOCKS };
+position p1, p2;
+@@
+fn(...) {
+  ... when any
+  ul@p1;
+  ... when != lk
+      when != lk(...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  ul@p2;
+  ... when any
+}
+
+@script:python depends on report@
+p1 << double_unlock_use.p1;
+p2 << double_unlock_use.p2;
 @@
 emit("unpaired", p2[0], op="unlock", after=int(p1[0].line))
 

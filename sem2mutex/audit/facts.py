@@ -510,6 +510,7 @@ def facts_from_records(records: list[dict]) -> FactSet:
     facts.escapes = escapes(grouped, semaphore_names(facts))
     facts.exports = exports(grouped, {d.name for d in facts.var_decls})
     facts.other_lock_arguments = other_lock_arguments(grouped)
+    facts.object_macros = {r["macro"] for r in grouped.get("in_macro", []) if r.get("object_like")}
     facts.access_records = [r for r in records if r["kind"].startswith("acc_")]
     facts.type_records = [r for r in records if r["kind"] in TYPE_KINDS]
     facts.helper_records = [r for r in records if r["kind"] in HELPER_KINDS]

@@ -152,7 +152,8 @@ class WrapperAnalysis:
         context_records: list[dict] = []
         groups = disjoint_groups(sets)
         for n, group in enumerate(groups, 1):
-            records = self.check_group(group, set().union(*(ws.files for ws in group)), scanned)
+            records = self.check_group(group, set().union(*(ws.files for ws in group)), scanned,
+                                       facts.object_macros)
             for ws in group:
                 # in a group each file is one name set's
                 mine = [r for r in records if r.get("file") in ws.files]
@@ -178,27 +179,47 @@ class WrapperAnalysis:
         return files
 
     def check_group(self, group: list[WrapperSet], files: set[str],
-                    scanned: set[str]) -> list[dict]:
+                    scanned: set[str], object_macros: set[str]) -> list[dict]:
         """Pairing of the wrapper calls of GROUP in one spatch run (each
         file parsed once); contexts only for the files the main pass did
-        not already scan."""
+        not already scan.  OBJECT_MACROS: the object-like macros among
+        the facts' (their bare names are their uses)."""
         locks = sorted({n for ws in group for n in ws.locks})
         unlocks = sorted({n for ws in group for n in ws.unlocks})
+        names = WrapperNames(locks, unlocks, sorted(set(locks) & object_macros),
+                             sorted(set(unlocks) & object_macros))
         known, new = sorted(files & scanned), sorted(files - scanned)
-        records = self.runner.run_program("wrappers", wrapper_program(WRAPPER_RULES, locks,
-                                                                      unlocks), known).records
+        records = self.runner.run_program("wrappers", wrapper_program(WRAPPER_RULES, names),
+                                          known).records
         records += self.runner.run_program("wrappers", wrapper_program(
-            WRAPPER_AND_CONTEXT_RULES, locks, unlocks), new).records
+            WRAPPER_AND_CONTEXT_RULES, names), new).records
         return records
 
 
-def wrapper_program(rules: list[Path], locks: list[str], unlocks: list[str]) -> str:
+@dataclass(frozen=True)
+class WrapperNames:
+    """The name sets of one wrapper program."""
+
+    locks: list[str]
+    unlocks: list[str]
+    object_locks: list[str]  # the object-like macros among them
+    object_unlocks: list[str]
+
+
+# SmPL has no empty set: a name no C code has stands for none.
+NO_NAME = "sem2mutex_no_such_name"
+
+
+def wrapper_program(rules: list[Path], names: WrapperNames) -> str:
     """wrapper_pairing.cocci (and contexts.cocci) as one program, its name
     sets written out: a literal set is matched by spatch itself, a script
-    constraint costs a Python call for every call of every file."""
+    constraint costs a Python call for every call of every file (for the
+    object-like macros' rules, for every identifier)."""
     text = combine_rules(rules)
-    for name, names in (("LOCKS", locks), ("UNLOCKS", unlocks)):
-        literal = "{" + ", ".join(names) + "}"
+    for name, members in (("LOCKS", names.locks), ("UNLOCKS", names.unlocks),
+                          ("OBJECT_LOCKS", names.object_locks),
+                          ("OBJECT_UNLOCKS", names.object_unlocks)):
+        literal = "{" + ", ".join(members or [NO_NAME]) + "}"
         for var in ("w", "lk", "ul"):
             text = text.replace(f"identifier {var} : script:python() {{ {var} in {name} }};",
                                 f"identifier {var} = {literal};")
