@@ -452,3 +452,12 @@ def test_object_like_lock_macros_pair_like_wrappers(fixture_audit):
     # another macro's body, a skipped lock, a use as a value, a second release
     assert unpaired == [(18, "macro OBJ_BAD_LEAVE"), (36, "obj_bad"), (38, "obj_bad"),
                         (46, "obj_twice")]
+
+
+def test_a_lock_macro_use_does_not_pair_an_unlock_function_call(fixture_audit):
+    # objmacro.c: if (x) OBJ_MIXED_LOCK; obj_mixed_unlock(x);
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    mixed = by_id["static:drivers/fixture/objmacro.c:obj_mixed_sem"]
+    assert mixed["class"] == "ambiguous"
+    assert [(s["line"], s["paired"]) for s in mixed["sites"] if s["op"] == "unlock-wrapper"] \
+        == [(67, False)]

@@ -26,10 +26,11 @@ MACRO_FILE = REPO / "cocci" / "kernel-macros.h"
 ENV = {
     # what sem2mutex passes to wrapper_pairing.cocci
     "SEM2MUTEX_LOCK_WRAPPERS": ("wrap_lock,cfg_lock,res_lock,drop_lock,mcons_down,noreturn_lock,"
-                                "failed_lock,OBJ_LOCK,OBJ_BAD_LOCK"),
+                                "failed_lock,OBJ_LOCK,OBJ_BAD_LOCK,OBJ_MIXED_LOCK"),
     "SEM2MUTEX_UNLOCK_WRAPPERS": ("wrap_unlock,cfg_unlock,res_unlock,drop_unlock,__mcons_up,"
-                                  "noreturn_unlock,failed_unlock,OBJ_UNLOCK,OBJ_BAD_UNLOCK"),
-    "SEM2MUTEX_OBJECT_LOCK_WRAPPERS": "OBJ_LOCK,OBJ_BAD_LOCK",
+                                  "noreturn_unlock,failed_unlock,OBJ_UNLOCK,OBJ_BAD_UNLOCK,"
+                                  "obj_mixed_unlock"),
+    "SEM2MUTEX_OBJECT_LOCK_WRAPPERS": "OBJ_LOCK,OBJ_BAD_LOCK,OBJ_MIXED_LOCK",
     "SEM2MUTEX_OBJECT_UNLOCK_WRAPPERS": "OBJ_UNLOCK,OBJ_BAD_UNLOCK",
     # and to seq_file_pairing.cocci
     "SEM2MUTEX_SEQ_STARTS": "list_start,cond_start,stopif_start",
