@@ -98,6 +98,11 @@ class ApiCall:
     args: int | None = None  # its number of arguments; None: as the API's prototype
     # up(): the conditional down (op, line) whose failure a path follows to it
     failed_acquire: tuple[str, int] | None = None
+    # down_interruptible(), down_killable(): how its failure leaves its
+    # function or macro (pairing.cocci's failure_returned): "return", a
+    # return statement (of a non-zero value; in a macro, from the function
+    # it is expanded in), or "value", the value of the macro's body
+    failure_returned: str | None = None
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -245,6 +250,9 @@ class Site:
     # up(): reached where this conditional down (op, line) did not take it
     failed_acquire: tuple[str, int] | None = None
     spelled: str | None = None  # the name it uses, an __alias of the instance's
+    # down_interruptible(), down_killable(): "return" or "value", as
+    # ApiCall.failure_returned, when its failure leaves its function or macro
+    failure_returned: str | None = None
 
 
 @dataclass(frozen=True)

@@ -290,3 +290,28 @@ def test_a_failure_branch_falling_through_unpairs_only_an_up_of_its_own():
                                 Site(loc(9, "drivers/x/y.c"), "g", "down_interruptible",
                                      via_helper="h")])
     assert conditional_files([inst]) == [F]
+
+
+def test_a_lock_wrapper_that_may_fail_must_return_its_failure():
+    from dataclasses import replace
+
+    from sem2mutex.audit.wrappers import find_wrappers
+    defined = {(F, "x_lock"), (F, "x_unlock")}
+    unlock = site("up", "x_unlock", 44, paired=False)
+    lost = site("down_interruptible", "x_lock", 40)
+    # void x_lock(d) { down_interruptible(&d->sem); }: no caller can tell
+    assert find_wrappers(instance([init()], [lost, unlock]), defined, ContextMap()) is None
+    returned = replace(lost, failure_returned="return")
+    found = find_wrappers(instance([init()], [returned, unlock]), defined, ContextMap())
+    assert found and found.locks == ("x_lock",) and found.fallible == ("x_lock",)
+    plain = find_wrappers(instance([init()], [site("down", "x_lock", 40), unlock]), defined,
+                          ContextMap())
+    assert plain and plain.locks == ("x_lock",) and plain.fallible == ()
+    # a macro: its value is the failure (fallible), or it returns from the
+    # function it is expanded in (past it the lock is held)
+    macro_unlock = site("up", "X_UNLOCK", 45, macro="X_UNLOCK")
+    for exit_, fallible in (("value", ("X_LOCK",)), ("return", ())):
+        lock = replace(site("down_interruptible", "X_LOCK", 41, macro="X_LOCK"),
+                       failure_returned=exit_)
+        found = find_wrappers(instance([init()], [lock, macro_unlock]), set(), ContextMap())
+        assert found and found.locks == ("X_LOCK",) and found.fallible == fallible, exit_

@@ -126,11 +126,13 @@ identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout
 identifier lock = {down, down_interruptible, down_killable, down_trylock,
 		   down_timeout};
 expression conditional.S;
+expression X;
 statement S1;
 position a, p;
 @@
 (
-if (cond@a(S, ...)) {
+if (\(cond@a(S, ...)\|cond@a(S, ...) < 0\|(X = cond@a(S, ...))\|(X = cond@a(S, ...)) != 0\|
+     (X = cond@a(S, ...)) < 0\)) {
   ... when != lock(S, ...)
       when != BUG()
       when != panic(...)
@@ -587,3 +589,65 @@ u << up_after_handoff.u;
 g << handoff.g;
 @@
 emit("up_after_handoff", u[0], handoff=int(p[0].line), callee=g)
+
+// A down_interruptible() or down_killable() whose failure its function
+// hands back as a non-zero result (return down_interruptible(&s);
+// if (down_interruptible(&s)) return -EINTR; ret = down_killable(&s);
+// if (ret) return ret;).  A lock wrapper's callers can tell it failed only
+// then: wrappers.py takes no other for a lock wrapper (2.6's
+// void foo_lock(d) { down_interruptible(&d->sem); } would have its
+// callers' foo_unlock() release a semaphore a signal kept them from
+// taking).
+@failure_returned depends on report@
+identifier cond = {down_interruptible, down_killable};
+expression conditional.S;
+expression E, X;
+identifier x;
+type T;
+position a;
+@@
+(
+return cond@a(S);
+|
+if (\(cond@a(S)\|cond@a(S) != 0\|cond@a(S) < 0\)) return -E;
+|
+if (\(cond@a(S)\|cond@a(S) != 0\|cond@a(S) < 0\)) { ... return -E; }
+|
+if (\((X = cond@a(S))\|(X = cond@a(S)) != 0\|(X = cond@a(S)) < 0\)) return X;
+|
+X = cond@a(S);
+if (\(X\|X != 0\|X < 0\)) \(return X;\|return -E;\)
+|
+T x = cond@a(S);
+if (\(x\|x != 0\|x < 0\)) \(return x;\|return -E;\)
+|
+T x = cond@a(S);
+return x;
+)
+
+@script:python depends on report@
+a << failure_returned.a;
+@@
+emit("failure_returned", a[0], by="return")
+
+// A macro whose body is the call (2.6's #define
+// lock_cpu_hotplug_interruptible() down_interruptible(&cpucontrol)):
+// the failure is the value of its expansion.  (A return in a macro's body
+// returns from the function it is expanded in: past a
+// if (down_interruptible(&s)) return -EINTR; there, the lock is held.)
+@failure_valued depends on report@
+identifier cond = {down_interruptible, down_killable};
+expression conditional.S;
+identifier M;
+position a;
+@@
+(
+#define M(...) cond@a(S)
+|
+#define M cond@a(S)
+)
+
+@script:python depends on report@
+a << failure_valued.a;
+@@
+emit("failure_returned", a[0], by="value")

@@ -10,7 +10,11 @@
 /// wrappers of one semaphore are given in SEM2MUTEX_LOCK_WRAPPERS and
 /// SEM2MUTEX_UNLOCK_WRAPPERS (comma-separated names), the object-like
 /// macros among them in SEM2MUTEX_OBJECT_LOCK_WRAPPERS and
-/// SEM2MUTEX_OBJECT_UNLOCK_WRAPPERS.
+/// SEM2MUTEX_OBJECT_UNLOCK_WRAPPERS, the lock wrappers that may fail (a
+/// down_interruptible() or down_killable() whose failure they return as
+/// non-zero) in SEM2MUTEX_FALLIBLE_LOCK_WRAPPERS: an unlock-wrapper call a
+/// path reaches from such a call whose result is dropped, or kept and not
+/// tested, is unpaired too.
 ///
 // Confidence: High
 // Copyright: (C) 2026 sem2mutex developers
@@ -30,6 +34,9 @@ UNLOCKS = set(filter(None, os.environ.get("SEM2MUTEX_UNLOCK_WRAPPERS", "").split
 OBJECT_LOCKS = set(filter(None, os.environ.get("SEM2MUTEX_OBJECT_LOCK_WRAPPERS",
 					       "").split(",")))
 OBJECT_UNLOCKS = set(filter(None, os.environ.get("SEM2MUTEX_OBJECT_UNLOCK_WRAPPERS",
+						 "").split(",")))
+# the lock wrappers that may fail to take the lock (and then return non-zero)
+FALLIBLE_LOCKS = set(filter(None, os.environ.get("SEM2MUTEX_FALLIBLE_LOCK_WRAPPERS",
 						 "").split(",")))
 
 
@@ -309,11 +316,12 @@ symbol return_VOID;
 identifier lk : script:python() { lk in LOCKS };
 identifier ul : script:python() { ul in UNLOCKS };
 expression list ES;
+expression X;
 statement S1;
 position a, p;
 @@
 (
-if (lk@a(ES)) {
+if (\(lk@a(ES)\|lk@a(ES) < 0\|(X = lk@a(ES))\|(X = lk@a(ES)) != 0\|(X = lk@a(ES)) < 0\)) {
   ... when != lk(ES)
       when != BUG()
       when != panic(...)
@@ -381,5 +389,225 @@ ul@p(ES)
 @script:python depends on report@
 a << failed_past_unlock.a;
 p << failed_past_unlock.p;
+@@
+emit("unpaired", p[0], op="unlock", failed=int(a[0].line), failed_op="lock-wrapper")
+
+// A lock wrapper that may fail (it returns non-zero when its
+// down_interruptible() or down_killable() did not take the lock) called
+// for nothing but its effect (2.6-style lock_dev(d); ... unlock_dev(d);):
+// where it failed, the unlock-wrapper call releases a semaphore the caller
+// does not hold.  Run only in the files that call one.
+@fallible_call depends on report@
+identifier flk : script:python() { flk in FALLIBLE_LOCKS };
+position a;
+@@
+flk@a(...)
+
+@failed_dropped_unlock depends on report && fallible_call exists@
+symbol return_VOID;
+identifier flk : script:python() { flk in FALLIBLE_LOCKS };
+identifier lk : script:python() { lk in LOCKS };
+identifier ul : script:python() { ul in UNLOCKS };
+expression list ES;
+position a, p;
+@@
+(
+flk@a(ES);
+|
+ (void)flk@a(ES);
+)
+... when != lk(ES)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+ul@p(ES)
+
+@script:python depends on report@
+a << failed_dropped_unlock.a;
+p << failed_dropped_unlock.p;
+@@
+emit("unpaired", p[0], op="unlock", failed=int(a[0].line), failed_op="lock-wrapper")
+
+// The same with the result kept (ret = lock_dev(d); int ret =
+// lock_dev(d);): unpaired in the failure branch of a test of it, past a
+// negated test with no else (as long as nothing assigns it again), and
+// where no test of it comes first.
+@failed_stored_unlock depends on report && fallible_call exists@
+symbol return_VOID;
+identifier flk : script:python() { flk in FALLIBLE_LOCKS };
+identifier lk : script:python() { lk in LOCKS };
+identifier ul : script:python() { ul in UNLOCKS };
+expression list ES;
+expression X, E;
+statement S1;
+position a, p;
+@@
+X = flk@a(ES);
+... when != X = E
+    when != lk(ES)
+(
+if (X) {
+  ... when != lk(ES)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  ul@p(ES)
+  ... when any
+}
+|
+if (X < 0) {
+  ... when != lk(ES)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  ul@p(ES)
+  ... when any
+}
+|
+if (!X) S1 else {
+  ... when != lk(ES)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  ul@p(ES)
+  ... when any
+}
+|
+if (!X) S1
+... when != lk(ES)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+ul@p(ES)
+)
+
+@script:python depends on report@
+a << failed_stored_unlock.a;
+p << failed_stored_unlock.p;
+@@
+emit("unpaired", p[0], op="unlock", failed=int(a[0].line), failed_op="lock-wrapper")
+
+@failed_declared_unlock depends on report && fallible_call exists@
+symbol return_VOID;
+identifier flk : script:python() { flk in FALLIBLE_LOCKS };
+identifier lk : script:python() { lk in LOCKS };
+identifier ul : script:python() { ul in UNLOCKS };
+expression list ES;
+expression E;
+identifier x;
+type T;
+statement S1;
+position a, p;
+@@
+T x = flk@a(ES);
+... when != x = E
+    when != lk(ES)
+(
+if (x) {
+  ... when != lk(ES)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  ul@p(ES)
+  ... when any
+}
+|
+if (x < 0) {
+  ... when != lk(ES)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  ul@p(ES)
+  ... when any
+}
+|
+if (!x) S1 else {
+  ... when != lk(ES)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  ul@p(ES)
+  ... when any
+}
+|
+if (!x) S1
+... when != lk(ES)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+ul@p(ES)
+)
+
+@script:python depends on report@
+a << failed_declared_unlock.a;
+p << failed_declared_unlock.p;
+@@
+emit("unpaired", p[0], op="unlock", failed=int(a[0].line), failed_op="lock-wrapper")
+
+@untested_unlock depends on report && fallible_call exists@
+symbol return_VOID;
+identifier flk : script:python() { flk in FALLIBLE_LOCKS };
+identifier lk : script:python() { lk in LOCKS };
+identifier ul : script:python() { ul in UNLOCKS };
+expression list ES;
+expression X;
+identifier x;
+type T;
+position a, p;
+@@
+(
+X = flk@a(ES);
+... when != X
+    when != lk(ES)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+ul@p(ES)
+|
+T x = flk@a(ES);
+... when != x
+    when != lk(ES)
+    when != BUG()
+    when != panic(...)
+    when != return_VALUE(...)
+    when != return_VOID
+    when != return_ACPI_STATUS(...)
+    when != return_PTR(...)
+ul@p(ES)
+)
+
+@script:python depends on report@
+a << untested_unlock.a;
+p << untested_unlock.p;
 @@
 emit("unpaired", p[0], op="unlock", failed=int(a[0].line), failed_op="lock-wrapper")

@@ -200,6 +200,7 @@ def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
         if rec.get("after"):
             released_after[key(rec)] = min(rec["after"], released_after.get(key(rec), rec["after"]))
     failed = failed_acquires(grouped.get("unpaired", []))
+    returned = {key(rec): rec["by"] for rec in grouped.get("failure_returned", [])}
     calls = []
     seen: set[PosKey] = set()
     # in file order: the order spatch finds matches in changes with the
@@ -212,7 +213,7 @@ def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
         calls.append(ApiCall(position(rec), rec["op"], rec["arg"], k in by_address,
                              rec.get("count"), macros.get(k), paired=k not in unpaired,
                              released_after=released_after.get(k), args=rec.get("args"),
-                             failed_acquire=failed.get(k)))
+                             failed_acquire=failed.get(k), failure_returned=returned.get(k)))
     return calls
 
 

@@ -344,7 +344,8 @@ def attach_call(call: ApiCall, inst: Instance, through: str | None = None) -> No
         inst.sites.append(Site(loc, function_of(call.pos, call.macro), call.op,
                                paired=call.paired, macro=call.macro,
                                released_after=call.released_after, through=through,
-                               failed_acquire=call.failed_acquire))
+                               failed_acquire=call.failed_acquire,
+                               failure_returned=call.failure_returned))
 
 
 def takes_its_arguments(call: ApiCall) -> bool:

@@ -26,6 +26,9 @@ from sem2mutex.tools.spatch import SpatchRunner, combine_rules
 WRAPPER_RULES = [FACTS_DIR / "wrapper_pairing.cocci"]
 WRAPPER_AND_CONTEXT_RULES = WRAPPER_RULES + [FACTS_DIR / "contexts.cocci"]
 WRAPPABLE_LOCKS = ("down", "down_interruptible", "down_killable")
+# A lock wrapper doing one of these can fail: it is one only if it returns
+# non-zero then, and its callers must test what it returns.
+FALLIBLE_LOCKS = ("down_interruptible", "down_killable")
 PSEUDO_KINDS = ("pointer", "unresolved")
 OUTSIDE_FUNCTIONS = "something_else"  # spatch's current_element there
 # A wrapper called in more files than this (lock_kernel() of the 2.6 big
@@ -41,6 +44,7 @@ class Wrappers:
     unlocks: tuple[str, ...]
     files: tuple[str, ...]  # files where the wrappers are defined
     macros: tuple[str, ...] = ()  # those of them that are macros
+    fallible: tuple[str, ...] = ()  # the lock wrappers that may fail to take it
 
 
 def find_wrappers(inst: Instance, defined: set[tuple[str, str]],
@@ -48,12 +52,19 @@ def find_wrappers(inst: Instance, defined: set[tuple[str, str]],
     """INST's lock and unlock wrappers: functions of DEFINED ((file, name)
     of every function the facts saw defined) that only take, or only
     release, the semaphore; and macros whose body only takes, or only
-    releases, it (jfs's LOG_LOCK(log), down(&((log)->loglock)))."""
+    releases, it (jfs's LOG_LOCK(log), down(&((log)->loglock))).
+
+    A down_interruptible() or down_killable() of a lock wrapper must let
+    its callers know it failed: a function must return non-zero then (it
+    is fallible: its callers must test it), a macro either has the call
+    as its value (fallible too) or returns from the function it is
+    expanded in (past it the lock is held).  Any other is no lock
+    wrapper: its callers could not tell whether they hold the lock."""
     ops_by_function: dict[tuple[str, str], list[Site]] = defaultdict(list)
     for site in inst.sites:
         if site.via_wrapper is None and site.via_helper is None:
             ops_by_function[(site.location.file, site.macro or site.function)].append(site)
-    locks, unlocks, files, macros = [], [], set(), set()
+    locks, unlocks, files, macros, fallible = [], [], set(), set(), set()
     for (file, fn), sites in ops_by_function.items():
         macro = any(s.macro for s in sites)
         if macro:
@@ -64,8 +75,13 @@ def find_wrappers(inst: Instance, defined: set[tuple[str, str]],
             continue  # a registered callback: its callers are not visible
         ops = {s.op for s in sites}
         if ops <= set(WRAPPABLE_LOCKS):
+            exits = {s.failure_returned for s in sites if s.op in FALLIBLE_LOCKS}
+            if None in exits:
+                continue
             locks.append(fn)
             files.add(file)
+            if "value" in exits or (exits and not macro):
+                fallible.add(fn)
         # a macro body is no function: pairing.cocci never judged its up()
         elif ops == {"up"} and (macro or not any(s.paired for s in sites)):
             unlocks.append(fn)
@@ -73,7 +89,8 @@ def find_wrappers(inst: Instance, defined: set[tuple[str, str]],
     if not locks or not unlocks:
         return None
     return Wrappers(inst.id, tuple(sorted(set(locks))), tuple(sorted(set(unlocks))),
-                    tuple(sorted(files)), tuple(sorted(macros & set(locks + unlocks))))
+                    tuple(sorted(files)), tuple(sorted(macros & set(locks + unlocks))),
+                    tuple(sorted(fallible)))
 
 
 def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict]) -> None:
@@ -187,7 +204,8 @@ class WrapperAnalysis:
         locks = sorted({n for ws in group for n in ws.locks})
         unlocks = sorted({n for ws in group for n in ws.unlocks})
         names = WrapperNames(locks, unlocks, sorted(set(locks) & object_macros),
-                             sorted(set(unlocks) & object_macros))
+                             sorted(set(unlocks) & object_macros),
+                             sorted({n for ws in group for w in ws.members for n in w.fallible}))
         known, new = sorted(files & scanned), sorted(files - scanned)
         records = self.runner.run_program("wrappers", wrapper_program(WRAPPER_RULES, names),
                                           known).records
@@ -204,6 +222,7 @@ class WrapperNames:
     unlocks: list[str]
     object_locks: list[str]  # the object-like macros among them
     object_unlocks: list[str]
+    fallible_locks: list[str] = field(default_factory=list)  # those that may fail
 
 
 # SmPL has no empty set: a name no C code has stands for none.
@@ -218,9 +237,10 @@ def wrapper_program(rules: list[Path], names: WrapperNames) -> str:
     text = combine_rules(rules)
     for name, members in (("LOCKS", names.locks), ("UNLOCKS", names.unlocks),
                           ("OBJECT_LOCKS", names.object_locks),
-                          ("OBJECT_UNLOCKS", names.object_unlocks)):
+                          ("OBJECT_UNLOCKS", names.object_unlocks),
+                          ("FALLIBLE_LOCKS", names.fallible_locks)):
         literal = "{" + ", ".join(members or [NO_NAME]) + "}"
-        for var in ("w", "lk", "ul"):
+        for var in ("w", "lk", "ul", "flk"):
             text = text.replace(f"identifier {var} : script:python() {{ {var} in {name} }};",
                                 f"identifier {var} = {literal};")
     return text
@@ -250,9 +270,9 @@ def wrapper_sets(found: list[Wrappers], files: dict[str, set[str]],
                  mentions: dict[str, set[str]] | None = None) -> list[WrapperSet]:
     """The sets of FOUND by names, with the FILES of each member, and
     what MENTIONS (name -> files naming it) says names them."""
-    sets: dict[tuple[tuple[str, ...], tuple[str, ...]], WrapperSet] = {}
+    sets: dict[tuple[tuple[str, ...], ...], WrapperSet] = {}
     for w in found:
-        key = (w.locks, w.unlocks)
+        key = (w.locks, w.unlocks, w.fallible)
         if key not in sets:
             sets[key] = WrapperSet(w.locks, w.unlocks, [], set())
         sets[key].members.append(w)
