@@ -86,24 +86,27 @@ def test_a_lock_wrapper_that_may_fail_pairs_only_where_its_failure_is_tested(fix
     by_id = {i["id"]: i for i in fixture_audit["instances"]}
     sem = {name: by_id[f"field:drivers/fixture/fallible.c:struct fallible_dev.{name}"]
            for name in ("void_sem", "hidden_sem", "dropped_sem", "stored_sem", "tested_sem",
-                        "value_sem", "return_sem", "assigned_sem", "negative_sem")}
+                        "value_sem", "return_sem", "negative_sem")}
     # a function that loses its down_interruptible()'s failure is no lock
     # wrapper: its callers' unlocks are not theirs to pair
     for name in ("void_sem", "hidden_sem"):
         assert not [s for s in sem[name]["sites"] if s["op"].endswith("-wrapper")], name
     f = "drivers/fixture/fallible.c"
     # dropped, kept and not tested, released in the failure branch
-    assert unpaired_wrapper_calls(sem["dropped_sem"]) == [(f, 91), (f, 102)]
-    assert unpaired_wrapper_calls(sem["stored_sem"]) == [(f, 124), (f, 137)]
-    assert unpaired_wrapper_calls(sem["value_sem"]) == [(f, 206)]
-    # if ((err = down_interruptible(&s)) != 0) { up(&s); ... }, and < 0
-    for name, line in (("assigned_sem", 232), ("negative_sem", 242)):
-        assert [s["line"] for s in sem[name]["sites"] if not s["paired"]] == [line], name
-    for name in ("void_sem", "hidden_sem", "dropped_sem", "stored_sem", "value_sem",
-                 "assigned_sem", "negative_sem"):
+    assert unpaired_wrapper_calls(sem["dropped_sem"]) == [(f, 90), (f, 101)]
+    assert unpaired_wrapper_calls(sem["stored_sem"]) == [(f, 123), (f, 136)]
+    assert unpaired_wrapper_calls(sem["value_sem"]) == [(f, 205)]
+    # if (down_killable(&s) < 0) { up(&s); ... }, and
+    # if ((err = down_interruptible(&s)) != 0) { up(&s); ... }
+    assigned = by_id["field:drivers/typed/assigned.c:struct assigned_dev.sem"]
+    for inst, where in ((sem["negative_sem"], (f, 233)),
+                        (assigned, ("drivers/typed/assigned.c", 18))):
+        assert [(s["file"], s["line"]) for s in inst["sites"] if not s["paired"]] == [where]
+        assert inst["class"] == "ambiguous"
+    for name in ("void_sem", "hidden_sem", "dropped_sem", "stored_sem", "value_sem"):
         assert sem[name]["class"] == "ambiguous", name
     tested = sem["tested_sem"]
-    assert [s["line"] for s in tested["sites"] if s["op"] == "lock-wrapper"] == [159, 170, 180]
+    assert [s["line"] for s in tested["sites"] if s["op"] == "lock-wrapper"] == [158, 169, 179]
     for name in ("tested_sem", "return_sem"):
         assert unpaired_wrapper_calls(sem[name]) == [], name
         assert sem[name]["class"] == "mutex", name
