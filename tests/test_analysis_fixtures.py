@@ -96,13 +96,10 @@ def test_a_lock_wrapper_that_may_fail_pairs_only_where_its_failure_is_tested(fix
     assert unpaired_wrapper_calls(sem["dropped_sem"]) == [(f, 90), (f, 101)]
     assert unpaired_wrapper_calls(sem["stored_sem"]) == [(f, 123), (f, 136)]
     assert unpaired_wrapper_calls(sem["value_sem"]) == [(f, 205)]
-    # if (down_killable(&s) < 0) { up(&s); ... }, and
-    # if ((err = down_interruptible(&s)) != 0) { up(&s); ... }
-    assigned = by_id["field:drivers/typed/assigned.c:struct assigned_dev.sem"]
-    for inst, where in ((sem["negative_sem"], (f, 233)),
-                        (assigned, ("drivers/typed/assigned.c", 18))):
-        assert [(s["file"], s["line"]) for s in inst["sites"] if not s["paired"]] == [where]
-        assert inst["class"] == "ambiguous"
+    # if (down_killable(&s) < 0) { up(&s); ... }
+    negative = sem["negative_sem"]
+    assert [(s["file"], s["line"]) for s in negative["sites"] if not s["paired"]] == [(f, 233)]
+    assert negative["class"] == "ambiguous"
     for name in ("void_sem", "hidden_sem", "dropped_sem", "stored_sem", "value_sem"):
         assert sem[name]["class"] == "ambiguous", name
     tested = sem["tested_sem"]
@@ -110,6 +107,22 @@ def test_a_lock_wrapper_that_may_fail_pairs_only_where_its_failure_is_tested(fix
     for name in ("tested_sem", "return_sem"):
         assert unpaired_wrapper_calls(sem[name]) == [], name
         assert sem[name]["class"] == "mutex", name
+
+
+def test_a_failure_tested_with_the_result_assigned_in_the_condition(fixture_audit):
+    # if ((err = down_interruptible(&s)) != 0) { up(&s); ... }, in the else
+    # of if (!(err = ...)), past if ((err = ...) == 0) with no else; the
+    # same with a lock wrapper that returns its down_interruptible()
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    f = "drivers/typed/assigned.c"
+    for name, unpaired in (("sem", [(f, 24, "up")]), ("past_sem", [(f, 37, "up")]),
+                           ("else_sem", [(f, 47, "up")]),
+                           ("wrapped_sem", [(f, 61, "up"), (f, 70, "unlock-wrapper"),
+                                            (f, 80, "unlock-wrapper")])):
+        inst = by_id[f"field:{f}:struct assigned_dev.{name}"]
+        assert [(s["file"], s["line"], s["op"]) for s in inst["sites"]
+                if not s["paired"]] == unpaired, name
+        assert inst["class"] == "ambiguous", name
 
 
 def test_parse_failure_is_listed_with_spatch_error(fixture_audit):

@@ -144,7 +144,7 @@ if (\(cond@a(S, ...)\|cond@a(S, ...) < 0\|(X = cond@a(S, ...))\|(X = cond@a(S, .
   ... when any
 }
 |
-if (!cond@a(S, ...)) S1 else {
+if (\(!cond@a(S, ...)\|!(X = cond@a(S, ...))\)) S1 else {
   ... when != lock(S, ...)
       when != BUG()
       when != panic(...)
@@ -156,7 +156,7 @@ if (!cond@a(S, ...)) S1 else {
   ... when any
 }
 |
-if (cond@a(S, ...) == 0) S1 else {
+if (\(cond@a(S, ...) == 0\|(X = cond@a(S, ...)) == 0\)) S1 else {
   ... when != lock(S, ...)
       when != BUG()
       when != panic(...)
@@ -182,13 +182,14 @@ identifier cond = {down_interruptible, down_killable, down_trylock, down_timeout
 identifier lock = {down, down_interruptible, down_killable, down_trylock,
 		   down_timeout};
 expression conditional.S;
+expression X;
 statement S1;
 position a, p;
 @@
 (
-if (!cond@a(S, ...)) S1
+if (\(!cond@a(S, ...)\|!(X = cond@a(S, ...))\)) S1
 |
-if (cond@a(S, ...) == 0) S1
+if (\(cond@a(S, ...) == 0\|(X = cond@a(S, ...)) == 0\)) S1
 |
 cond@a(S, ...);
 |

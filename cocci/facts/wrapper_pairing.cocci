@@ -333,7 +333,7 @@ if (\(lk@a(ES)\|lk@a(ES) < 0\|(X = lk@a(ES))\|(X = lk@a(ES)) != 0\|(X = lk@a(ES)
   ... when any
 }
 |
-if (!lk@a(ES)) S1 else {
+if (\(!lk@a(ES)\|!(X = lk@a(ES))\)) S1 else {
   ... when != lk(ES)
       when != BUG()
       when != panic(...)
@@ -345,7 +345,7 @@ if (!lk@a(ES)) S1 else {
   ... when any
 }
 |
-if (lk@a(ES) == 0) S1 else {
+if (\(lk@a(ES) == 0\|(X = lk@a(ES)) == 0\)) S1 else {
   ... when != lk(ES)
       when != BUG()
       when != panic(...)
@@ -369,13 +369,14 @@ symbol return_VOID;
 identifier lk : script:python() { lk in LOCKS };
 identifier ul : script:python() { ul in UNLOCKS };
 expression list ES;
+expression X;
 statement S1;
 position a, p;
 @@
 (
-if (!lk@a(ES)) S1
+if (\(!lk@a(ES)\|!(X = lk@a(ES))\)) S1
 |
-if (lk@a(ES) == 0) S1
+if (\(lk@a(ES) == 0\|(X = lk@a(ES)) == 0\)) S1
 )
 ... when != lk(ES)
     when != BUG()
