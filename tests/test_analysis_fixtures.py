@@ -367,6 +367,10 @@ def test_a_line_another_structs_call_takes_is_no_unexplained_use(fixture_audit):
     assert reason["code"] == "unexplained-use"
     assert reason["locations"] == [{"file": "drivers/fixture/samename_size.c", "line": 31}] * 2
     assert by_id["field:drivers/fixture/samename_size.c:struct snz_meter.lock"]["class"] == "mutex"
+    # samename_wrappers.c: each struct's unlock wrapper does its own up()
+    for struct in ("snw_rx", "snw_tx"):
+        inst = by_id[f"field:drivers/fixture/samename_wrappers.c:struct {struct}.sem"]
+        assert inst["class"] == "mutex", struct
 
 
 def test_static_inline_wrappers_of_a_header_are_followed_where_included(fixture_audit):

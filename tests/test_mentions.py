@@ -10,9 +10,9 @@ from sem2mutex.model import Instance, Location, Site
 F = "drivers/media/cam.c"
 
 
-def field(struct: str, lines: list[int], **site) -> Instance:
+def field(struct: str, lines: list[int], op: str = "down", **site) -> Instance:
     return Instance(id=f"field:{struct}.lock", kind="field", name="lock", struct=struct,
-                    file=F, sites=[Site(Location(F, n), "f", "down", **site) for n in lines])
+                    file=F, sites=[Site(Location(F, n), "f", op, **site) for n in lines])
 
 
 def members(*lines: int) -> list[Mention]:
@@ -38,11 +38,20 @@ def test_a_line_naming_it_more_often_than_the_calls_on_it_is_unexplained():
 def test_calls_that_name_it_elsewhere_explain_nothing():
     cam = field("struct cam", [10])
     # a wrapper call or one through an accessor macro does not name `lock`
-    for site in ({"via_wrapper": "tuner_lock"}, {"through": "TUNER_LOCK"},
-                 {"via_helper": "tuner_get"}, {"macro": "TUNER_DOWN"}):
+    for site in ({"op": "lock-wrapper", "via_wrapper": "tuner_lock"},
+                 {"through": "TUNER_LOCK"}, {"via_helper": "tuner_get"},
+                 {"macro": "TUNER_DOWN"}):
         tuner = field("struct tuner", [20], **site)
         assert unexplained(cam, {F: members(10, 20)}, OthersFacts.of([cam, tuner])) == \
             [Location(F, 20)], site
+
+
+def test_a_wrappers_own_release_names_it_on_its_line():
+    cam = field("struct cam", [10])
+    # tuner_unlock(t) { up(&t->lock); }: released for its caller, and a
+    # call of the API that names `lock` all the same
+    tuner = field("struct tuner", [20], op="up", via_wrapper="released for its caller")
+    assert unexplained(cam, {F: members(10, 20)}, OthersFacts.of([cam, tuner])) == []
 
 
 def test_a_pointer_or_unresolved_call_explains_nothing():

@@ -19,6 +19,7 @@ from sem2mutex.tools.lexer import Lexer, Token, directives, if0_lines
 
 VARIABLE_KINDS = ("global", "static", "local", "array")
 FIELD_KINDS = ("field", "field-array")
+WRAPPER_CALLS = ("lock-wrapper", "unlock-wrapper")  # at the caller: no name of it there
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,9 @@ class OthersFacts:
 
 
 def direct_fact_lines(inst: Instance) -> list[Location]:
+    # a wrapper's own up(), "released for its caller", names it on its line
     lines = [s.location for s in inst.sites
-             if not (s.macro or s.via_wrapper or s.via_helper or s.through)]
+             if not (s.macro or s.op in WRAPPER_CALLS or s.via_helper or s.through)]
     lines += [i.location for i in inst.inits if not (i.macro or i.through)]
     lines += [e.pos.location for e in inst.escapes]
     if inst.kind in VARIABLE_KINDS:
