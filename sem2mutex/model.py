@@ -253,6 +253,9 @@ class Site:
     # down_interruptible(), down_killable(): "return" or "value", as
     # ApiCall.failure_returned, when its failure leaves its function or macro
     failure_returned: str | None = None
+    # an unlock wrapper named, not called (d->done = foo_unlock;): what
+    # calls it through that pointer is not seen
+    address_taken: bool = False
 
 
 @dataclass(frozen=True)

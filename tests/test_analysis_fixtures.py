@@ -125,6 +125,18 @@ def test_a_failure_tested_with_the_result_assigned_in_the_condition(fixture_audi
         assert inst["class"] == "ambiguous", name
 
 
+def test_an_unlock_wrapper_stored_in_a_pointer_is_not_all_seen(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    stored = by_id["field:drivers/fixture/wrappers_pointer.c:struct wp_dev.sem"]
+    # dev->done = wp_unlock; counts as a call no path was checked for
+    assert unpaired_wrapper_calls(stored) == [("drivers/fixture/wrappers_pointer.c", 36)]
+    (reason,) = stored["reasons"]
+    assert "named, not called" in reason["detail"] and stored["class"] == "ambiguous"
+    # EXPORT_SYMBOL_GPL(wpx_unlock) calls nothing
+    exported = by_id["field:drivers/fixture/wrappers_pointer.c:struct wpx_dev.sem"]
+    assert unpaired_wrapper_calls(exported) == [] and exported["class"] == "mutex"
+
+
 def test_parse_failure_is_listed_with_spatch_error(fixture_audit):
     failures = {f["file"]: f["error"] for f in fixture_audit["parse_failures"]}
     assert sorted(failures) == ["drivers/typed/unparsable.c", "fs/fixture/broken.c"]

@@ -127,6 +127,33 @@ p << unlock_use.p;
 @@
 emit("wrapper_call", p[0], role="unlock")
 
+// An unlock wrapper named other than in a call (stored in a function
+// pointer: d->done = foo_unlock;, handed on, in an initialiser): what
+// calls it through the pointer is not seen, so the name counts as an
+// unpaired call.  An export (EXPORT_SYMBOL(foo_unlock)) calls nothing.
+@unlock_exported depends on report@
+identifier ul : script:python() { ul in UNLOCKS };
+declarer d = {EXPORT_SYMBOL, EXPORT_SYMBOL_GPL, EXPORT_SYMBOL_NS, EXPORT_SYMBOL_NS_GPL};
+position p;
+@@
+(
+d(ul@p);
+|
+d(ul@p, ...);
+)
+
+@unlock_ref depends on report@
+identifier ul : script:python() { ul in UNLOCKS };
+position p != {unlock_call.p, unlock_use.p, unlock_exported.p};
+@@
+ul@p
+
+@script:python depends on report@
+p << unlock_ref.p;
+@@
+emit("wrapper_call", p[0], role="unlock", ref=True)
+emit("unpaired", p[0], op="unlock")
+
 @lock_use_in_macro depends on report@
 identifier M, w;
 position lock_use.p;

@@ -82,7 +82,15 @@ def site_text(s: Site) -> str:
     if s.failed_acquire:
         op, line = s.failed_acquire
         text += f" (a path reaches it where the {op}() of line {line} failed to take it)"
+    if s.address_taken:
+        text += " (named, not called: what calls it through that pointer is not seen)"
     return text
+
+
+def running_where_named(sites: list[Site]) -> list[Site]:
+    """SITES but for unlock wrappers named, not called (d->done =
+    foo_unlock;): the release does not run in the function that names it."""
+    return [s for s in sites if not s.address_taken]
 
 
 @dataclass
@@ -217,7 +225,7 @@ class Classifier:
             reasons.append(Reason("cross-callback", "taken and released in different callbacks "
                                   f"({', '.join(sorted(slots))}): the lock is held between "
                                   "calls, maybe by another task", locs(unpaired)))
-        for s in unpaired:
+        for s in running_where_named(unpaired):
             for ev in self.contexts.of(s.location.file, s.function):
                 code = OTHER_TASK_REASON.get(base_context(ev.context))
                 if code:
@@ -251,7 +259,9 @@ class Classifier:
         that hold it from one to the other (seqfile.py)."""
         paired = seq_file_locations(inst)
         slots = set()
-        for s in (s for s in inst.sites if s.location not in paired):
+        for s in running_where_named(inst.sites):
+            if s.location in paired:
+                continue
             for ev in self.contexts.of(s.location.file, s.function):
                 if ev.context.startswith("ops"):
                     slots.add(ev.context.split(" ", 1)[1].strip("()"))
@@ -259,7 +269,7 @@ class Classifier:
 
     def context_obstacles(self, inst: Instance) -> list[Reason]:
         found: dict[str, list[tuple[Site, str, Location]]] = {}
-        for s in inst.sites:
+        for s in running_where_named(inst.sites):
             for ev in self.contexts.of(s.location.file, s.function):
                 ctx = base_context(ev.context)
                 if ctx in ATOMIC_CONTEXTS:

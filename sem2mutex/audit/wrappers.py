@@ -117,7 +117,8 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
                                f"{r['role']}-wrapper", paired=key not in unpaired, macro=macro,
                                via_wrapper=",".join(wrappers.locks if r["role"] == "lock"
                                                     else wrappers.unlocks),
-                               failed_acquire=failed.get(key)))
+                               failed_acquire=failed.get(key),
+                               address_taken=bool(r.get("ref"))))
     unlock_calls = [r for r in calls if r["role"] == "unlock"]
     all_paired = bool(unlock_calls) and not any(
         (r["file"], r["line"], r["col"]) in unpaired for r in unlock_calls)
