@@ -256,6 +256,9 @@ class Site:
     # an unlock wrapper named, not called (d->done = foo_unlock;): what
     # calls it through that pointer is not seen
     address_taken: bool = False
+    # an unlock-wrapper call: the lock wrappers (names) that return without
+    # taking it on some path, so that no caller knows it holds it
+    lock_skipped_by: str | None = None
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,21 @@ def test_an_unlock_wrapper_stored_in_a_pointer_is_not_all_seen(fixture_audit):
     assert unpaired_wrapper_calls(exported) == [] and exported["class"] == "mutex"
 
 
+def test_a_lock_wrapper_that_may_return_without_the_lock_pairs_nothing(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    f = "drivers/fixture/wrappers_skip.c"
+    for name, line, wrapper in (("cond_sem", 30, "skip_cond_lock()"),
+                                ("early_sem", 51, "skip_early_lock()")):
+        inst = by_id[f"field:{f}:struct skip_dev.{name}"]
+        assert unpaired_wrapper_calls(inst) == [(f, line)], name
+        (reason,) = inst["reasons"]
+        assert f"after {wrapper}, which returns without taking it" in reason["detail"]
+        assert inst["class"] == "ambiguous", name
+    # bus->master->bus_sem or bus->bus_sem: one member on either path
+    bus = by_id[f"field:{f}:struct skip_bus.bus_sem"]
+    assert unpaired_wrapper_calls(bus) == [] and bus["class"] == "mutex"
+
+
 def test_parse_failure_is_listed_with_spatch_error(fixture_audit):
     failures = {f["file"]: f["error"] for f in fixture_audit["parse_failures"]}
     assert sorted(failures) == ["drivers/typed/unparsable.c", "fs/fixture/broken.c"]

@@ -29,13 +29,15 @@ ENV = {
                                 "failed_lock,OBJ_LOCK,OBJ_BAD_LOCK,OBJ_MIXED_LOCK,"
                                 "fallible_dropped_lock,fallible_stored_lock,fallible_tested_lock,"
                                 "FALLIBLE_VALUE_LOCK,FALLIBLE_RETURN_LOCK,assigned_lock,snw_rx_lock,"
-                                "snw_tx_lock,wp_lock,wpx_lock"),
+                                "snw_tx_lock,wp_lock,wpx_lock,skip_cond_lock,skip_early_lock,"
+                                "skip_bus_lock"),
     "SEM2MUTEX_UNLOCK_WRAPPERS": ("wrap_unlock,cfg_unlock,res_unlock,drop_unlock,__mcons_up,"
                                   "noreturn_unlock,failed_unlock,OBJ_UNLOCK,OBJ_BAD_UNLOCK,"
                                   "obj_mixed_unlock,fallible_dropped_unlock,"
                                   "fallible_stored_unlock,fallible_tested_unlock,"
                                   "FALLIBLE_VALUE_UNLOCK,FALLIBLE_RETURN_UNLOCK,assigned_unlock,"
-                                  "snw_rx_unlock,snw_tx_unlock,wp_unlock,wpx_unlock"),
+                                  "snw_rx_unlock,snw_tx_unlock,wp_unlock,wpx_unlock,"
+                                  "skip_cond_unlock,skip_early_unlock,skip_bus_unlock"),
     "SEM2MUTEX_OBJECT_LOCK_WRAPPERS": "OBJ_LOCK,OBJ_BAD_LOCK,OBJ_MIXED_LOCK",
     "SEM2MUTEX_OBJECT_UNLOCK_WRAPPERS": "OBJ_UNLOCK,OBJ_BAD_UNLOCK",
     "SEM2MUTEX_FALLIBLE_LOCK_WRAPPERS": ("failed_lock,fallible_dropped_lock,"

@@ -127,6 +127,80 @@ p << unlock_use.p;
 @@
 emit("wrapper_call", p[0], role="unlock")
 
+// A lock wrapper some path of which returns without taking what it takes
+// elsewhere (if (dev->need) down(&dev->sem);): its callers cannot tell
+// whether they hold the lock.  A member is one semaphore whatever struct
+// it is reached through (2.6's snd_i2c_lock(): bus->master's or bus's
+// lock_mutex, on either path).  A fallible wrapper's failure return goes
+// through its down_interruptible(), which this does not count.
+@lock_def_takes_member depends on report@
+identifier lk : script:python() { lk in LOCKS };
+identifier lock = {down, down_interruptible, down_killable};
+expression E;
+identifier fld;
+position q, c;
+@@
+lk@q(...) {
+  <+... lock@c(&E->fld, ...) ...+>
+}
+
+@lock_def_skips_member depends on report exists@
+symbol return_VOID;
+identifier lk : script:python() { lk in LOCKS };
+identifier lock = {down, down_interruptible, down_killable};
+identifier lock_def_takes_member.fld;
+expression E2;
+position lock_def_takes_member.q;
+position p;
+@@
+lk@q@p(...) {
+  ... when != lock(&E2->fld, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+}
+
+@script:python depends on report@
+p << lock_def_skips_member.p;
+@@
+emit("lock_skipped", p[0])
+
+@lock_def_takes depends on report@
+identifier lk : script:python() { lk in LOCKS };
+identifier lock = {down, down_interruptible, down_killable};
+expression S;
+position q, c != lock_def_takes_member.c;
+@@
+lk@q(...) {
+  <+... lock@c(S, ...) ...+>
+}
+
+@lock_def_skips depends on report exists@
+symbol return_VOID;
+identifier lk : script:python() { lk in LOCKS };
+identifier lock = {down, down_interruptible, down_killable};
+expression lock_def_takes.S;
+position lock_def_takes.q;
+position p;
+@@
+lk@q@p(...) {
+  ... when != lock(S, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+}
+
+@script:python depends on report@
+p << lock_def_skips.p;
+@@
+emit("lock_skipped", p[0])
+
 // An unlock wrapper named other than in a call (stored in a function
 // pointer: d->done = foo_unlock;, handed on, in an initialiser): what
 // calls it through the pointer is not seen, so the name counts as an

@@ -84,6 +84,9 @@ def site_text(s: Site) -> str:
         text += f" (a path reaches it where the {op}() of line {line} failed to take it)"
     if s.address_taken:
         text += " (named, not called: what calls it through that pointer is not seen)"
+    if s.lock_skipped_by:
+        text += (f" (after {s.lock_skipped_by}, which returns without taking it on some "
+                 "path)")
     return text
 
 

@@ -102,6 +102,12 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
     wrapper_names = set(wrappers.locks) | set(wrappers.unlocks)
     calls = [r for r in grouped.get("wrapper_call", [])
              if r.get("function") not in wrapper_names]
+    # a lock wrapper that returns without the lock on some path
+    # (if (dev->need) down(&dev->sem);): no unlock-wrapper call is paired
+    skipping = sorted({f"{r['function']}()" for r in grouped.get("lock_skipped", [])
+                       if r["function"] in wrappers.locks})
+    if skipping:
+        unpaired |= {(r["file"], r["line"], r["col"]) for r in calls if r["role"] == "unlock"}
     # A call in a macro body (6.1's printk.c: #define up_console_sem()
     # __up_console_sem(_RET_IP_)): where the macro is expanded is not
     # followed, so no path is known to hold the lock.
@@ -118,7 +124,9 @@ def apply_wrapper_calls(inst: Instance, wrappers: Wrappers, records: list[dict])
                                via_wrapper=",".join(wrappers.locks if r["role"] == "lock"
                                                     else wrappers.unlocks),
                                failed_acquire=failed.get(key),
-                               address_taken=bool(r.get("ref"))))
+                               address_taken=bool(r.get("ref")),
+                               lock_skipped_by=", ".join(skipping)
+                               if skipping and r["role"] == "unlock" else None))
     unlock_calls = [r for r in calls if r["role"] == "unlock"]
     all_paired = bool(unlock_calls) and not any(
         (r["file"], r["line"], r["col"]) in unpaired for r in unlock_calls)
