@@ -152,6 +152,16 @@ def test_a_lock_wrapper_that_may_return_without_the_lock_pairs_nothing(fixture_a
     assert unpaired_wrapper_calls(bus) == [] and bus["class"] == "mutex"
 
 
+def test_an_up_after_its_struct_pointer_moved_is_unpaired(fixture_audit):
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    f = "drivers/fixture/rebase.c"
+    moved = by_id[f"field:{f}:struct rebase_node.sem"]
+    # down(&node->sem); node = node->next; up(&node->sem);
+    assert [(s["line"], s["paired"]) for s in moved["sites"]] == [(18, True), (20, False)]
+    assert moved["class"] == "ambiguous"
+    assert by_id[f"field:{f}:struct rebase_node.walk_sem"]["class"] == "mutex"
+
+
 def test_parse_failure_is_listed_with_spatch_error(fixture_audit):
     failures = {f["file"]: f["error"] for f in fixture_audit["parse_failures"]}
     assert sorted(failures) == ["drivers/typed/unparsable.c", "fs/fixture/broken.c"]

@@ -99,6 +99,54 @@ p2 << double_up.p2;
 @@
 emit("unpaired", p2[0], op="up", after=int(p1[0].line))
 
+// An up() a path reaches after a down() of the same member whose struct
+// pointer was assigned between them (down(&d->sem); d = d->next;
+// up(&d->sem);): it releases another struct's semaphore than the one it
+// took.  Only the pointers of released members that some statement
+// assigns are followed.
+@released_member depends on report@
+expression E;
+identifier fld;
+@@
+up(&E->fld)
+
+@assigned_base depends on report@
+expression released_member.E;
+expression E2;
+@@
+E = E2;
+
+@up_after_rebase depends on report && assigned_base exists@
+symbol return_VOID;
+identifier fn;
+identifier lock = {down, down_interruptible, down_killable, down_trylock,
+		   down_timeout};
+expression released_member.E;
+identifier released_member.fld;
+expression E2;
+position p;
+@@
+fn(...) {
+  ... when any
+  lock(&E->fld, ...)
+  ... when != lock(&E->fld, ...)
+  E = E2;
+  ... when != lock(&E->fld, ...)
+      when != BUG()
+      when != panic(...)
+      when != return_VALUE(...)
+      when != return_VOID
+      when != return_ACPI_STATUS(...)
+      when != return_PTR(...)
+  up@p(&E->fld)
+  ... when any
+}
+
+@script:python depends on report@
+p << up_after_rebase.p;
+@@
+emit("unpaired", p[0], op="up")
+
 // An up() a path reaches where a conditional down did not take the
 // semaphore: down_trylock(), down_interruptible(), down_killable() and
 // down_timeout() return non-zero when they fail.  The rules above count
