@@ -236,6 +236,11 @@ class Init:
     through: str | None = None  # the accessor macro its argument goes through
 
 
+# The ops of the sites wrappers.py adds at a wrapper's caller: a call of
+# the wrapper, which names no semaphore where it stands.
+WRAPPER_OPS = ("lock-wrapper", "unlock-wrapper")
+
+
 @dataclass(frozen=True)
 class Site:
     location: Location

@@ -14,7 +14,10 @@
 /// down_interruptible() or down_killable() whose failure they return as
 /// non-zero) in SEM2MUTEX_FALLIBLE_LOCK_WRAPPERS: an unlock-wrapper call a
 /// path reaches from such a call whose result is dropped, or kept and not
-/// tested, is unpaired too.
+/// tested, is unpaired too.  Also reported: a use of an unlock wrapper's
+/// name that is neither a call nor an export (dev->done = foo_unlock;:
+/// what calls the pointer is not seen), and a lock wrapper some path of
+/// which avoids every down() of what it takes (lock_skipped).
 ///
 // Confidence: High
 // Copyright: (C) 2026 sem2mutex developers

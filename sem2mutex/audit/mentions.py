@@ -13,13 +13,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from sem2mutex.audit.intake import kernel_files_mentioning
-from sem2mutex.model import Instance, Location, Reason
+from sem2mutex.model import WRAPPER_OPS, Instance, Location, Reason
 from sem2mutex.tools.grep import GrepMemo, word_lines
 from sem2mutex.tools.lexer import Lexer, Token, directives, if0_lines
 
 VARIABLE_KINDS = ("global", "static", "local", "array")
 FIELD_KINDS = ("field", "field-array")
-WRAPPER_CALLS = ("lock-wrapper", "unlock-wrapper")  # at the caller: no name of it there
 
 
 @dataclass(frozen=True)
@@ -128,7 +127,7 @@ class OthersFacts:
 def direct_fact_lines(inst: Instance) -> list[Location]:
     # a wrapper's own up(), "released for its caller", names it on its line
     lines = [s.location for s in inst.sites
-             if not (s.macro or s.op in WRAPPER_CALLS or s.via_helper or s.through)]
+             if not (s.macro or s.op in WRAPPER_OPS or s.via_helper or s.through)]
     lines += [i.location for i in inst.inits if not (i.macro or i.through)]
     lines += [e.pos.location for e in inst.escapes]
     if inst.kind in VARIABLE_KINDS:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from sem2mutex.model import Instance, Location, SemClass
+from sem2mutex.model import WRAPPER_OPS, Instance, Location, SemClass
 from sem2mutex.tools.linediff import Block
 from sem2mutex.tools.api import COUNTING_NAMES, MUTEX_CALLS, MUTEX_INITIALISERS
 
@@ -28,7 +28,6 @@ DECLARATION = "declaration"
 COUNTING_CALLS = COUNTING_NAMES
 SEMAPHORE_TYPE = "struct semaphore"
 MUTEX_TYPE = "struct mutex"
-WRAPPER_OPS = ("lock-wrapper", "unlock-wrapper")
 
 
 @dataclass(frozen=True)
