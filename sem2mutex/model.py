@@ -103,6 +103,9 @@ class ApiCall:
     # return statement (of a non-zero value; in a macro, from the function
     # it is expanded in), or "value", the value of the macro's body
     failure_returned: str | None = None
+    # in a macro body, the macro's parameter it acts on (2.6's XFS: #define
+    # psema(sp, b) down(sp)): each expansion names its own semaphore
+    macro_param: str | None = None
 
     @property
     def key(self) -> tuple[str, int, int]:

@@ -205,6 +205,24 @@ def test_each_ambiguous_instance_says_which_kind_it_is(fixture_audit):
             assert inst["ambiguity"] == ("unseen" if codes <= unseen else "doubtful"), inst["id"]
 
 
+def test_uses_through_an_api_macro_in_unparsed_files_are_no_mutex(fixture_audit):
+    # tdef_far.c names neither the API nor struct semaphore: spatch does not
+    # parse it, and its tsem_lock(&tdef_shared) is seen by the mention check
+    # only; tdef_unrelated.c's member of the same name cannot see the global
+    by_id = {i["id"]: i for i in fixture_audit["instances"]}
+    for iid, lines in (("global:tdef_shared", [13, 14]),
+                       ("field:struct tdef_box.box_sem", [19, 21])):
+        inst = by_id[iid]
+        assert inst["class"] == "ambiguous", iid
+        (reason,) = inst["reasons"]
+        assert reason["code"] == "unexplained-use", iid
+        assert [(l["file"], l["line"]) for l in reason["locations"]] == \
+            [("drivers/fixture/tdef_far.c", n) for n in lines], iid
+    macro = by_id["pointer:include/fixture/tdef.h:macro tsem_lock:s"]
+    assert macro["class"] == "counting"
+    assert [r["code"] for r in macro["reasons"]] == ["macro-parameter"]
+
+
 def test_calls_the_type_index_ties_down(fixture_audit):
     by_id = {i["id"]: i for i in fixture_audit["instances"]}
     sub = by_id["field:struct typed_sub.lock"]

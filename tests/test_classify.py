@@ -9,8 +9,9 @@ from sem2mutex.audit.classify import Classifier
 from sem2mutex.audit.contexts import ContextEvidence, ContextMap
 from sem2mutex.audit.facts import failed_acquires
 from sem2mutex.audit.failures import conditional_files, mark_failed
-from sem2mutex.model import (Escape, Init, Instance, Location, Position, Reason, SemClass, Site,
-                             Target)
+from sem2mutex.audit.resolve import note_macro_parameter
+from sem2mutex.model import (ApiCall, Escape, Init, Instance, Location, Position, Reason,
+                             SemClass, Site, Target)
 
 F = "drivers/x/x.c"
 
@@ -247,6 +248,28 @@ def test_a_settled_helper_keeps_the_counting_api():
     helper = instance([], [site("up", paired=False)], kind="pointer",
                       notes=[Reason("helper-attributed", "h() works on ...", ())])
     assert classify(helper) == (SemClass.COUNTING, ["helper-attributed"])
+
+
+def api_call(op: str, line: int, param: str | None) -> ApiCall:
+    return ApiCall(Position(F, line, 9, "something_else"), op, "s", False, None, "M",
+                   paired=True, macro_param=param)
+
+
+def test_a_macro_on_its_parameter_stands_for_no_semaphore():
+    # #define M(s) down(s): each expansion names its own semaphore
+    macro = instance([], [site("down", "macro M", macro="M")], kind="pointer")
+    note_macro_parameter(macro, [api_call("down", 20, "s")])
+    assert classify(macro) == (SemClass.COUNTING, ["macro-parameter"])
+
+
+def test_a_macro_call_on_no_parameter_of_its_keeps_the_pointer_ambiguous():
+    # one call of the instance acts on no parameter (the macro's own global
+    # pointer, say): what it points to is not seen
+    macro = instance([], [site("down", "macro M", macro="M"),
+                          site("up", "macro M", line=21, macro="M")], kind="pointer")
+    note_macro_parameter(macro, [api_call("down", 20, "s"), api_call("up", 21, None)])
+    cls, codes = classify(macro)
+    assert cls is SemClass.AMBIGUOUS and "macro-parameter" not in codes
 
 
 def test_a_release_attributed_from_a_helper_in_a_timer_is_not_a_mutex():

@@ -190,6 +190,28 @@ def test_semaphores_under_a_typedef_are_reported(audit_2_6):
         assert "typedef-declared" in [r["code"] for r in inst["reasons"]], iid
 
 
+def test_a_macro_standing_for_the_api_is_no_ambiguous_entry(audit_2_6):
+    # fs/xfs/linux-2.6/sema.h: #define psema(sp, b) down(sp): each expansion
+    # names its own semaphore; nine of these were ambiguous entries before
+    by_id = {i["id"]: i for i in audit_2_6["instances"]}
+    macros = {iid: inst for iid, inst in by_id.items()
+              if any(r["code"] == "macro-parameter" for r in inst["reasons"])}
+    assert len(macros) == 13, sorted(macros)
+    for iid in ("pointer:fs/xfs/linux-2.6/sema.h:macro psema:sp",
+                "pointer:fs/xfs/linux-2.6/mutex.h:macro mutex_lock:lock",
+                "pointer:drivers/scsi/cpqfcTSinit.c:macro CPQFC_COMPLETE:x"):
+        assert by_id[iid]["class"] == "counting", iid
+
+
+def test_a_global_named_where_it_is_not_visible_is_no_use(audit_2_6):
+    # a global's mentions are looked for in every file naming it that can
+    # see its declaration: acenic.h's member debug_lock is not s390's
+    # global, nor pcxx.h's member tmp_buf_sem serial167.c's
+    by_id = {i["id"]: i for i in audit_2_6["instances"]}
+    assert by_id["global:debug_lock"]["class"] == "mutex"
+    assert by_id["global:tmp_buf_sem"]["class"] == "mutex"
+
+
 def test_a_name_in_if0_code_is_no_use(audit_2_6):
     # ip_vs_app.c: #if 0000 around ip_vs_app_get_by_name(); cx88-video.c:
     # #if 0 /* overlay support not finished yet */

@@ -4,7 +4,8 @@
 /// __SEMAPHORE_INITIALIZER()) with their count, and the operations down(),
 /// down_interruptible(), down_killable(), down_trylock(), down_timeout()
 /// and up() with their enclosing function and number of arguments.  A
-/// call inside a macro body is reported with the macro's name.
+/// call inside a macro body is reported with the macro's name, and with
+/// the parameter it acts on when its argument is one.
 /// access.cocci describes what each call acts on.
 ///
 // Confidence: High
@@ -93,6 +94,29 @@ M << in_macro.M;
 p << in_macro.p;
 @@
 emit("in_macro", p[0], macro=M)
+
+// A call on one of its macro's parameters (2.6's XFS: #define psema(sp, b)
+// down(sp)): each expansion names its own semaphore, where it is expanded.
+@on_macro_param depends on report@
+identifier M, x;
+identifier list[n] ps;
+identifier op = {sema_init, init_MUTEX, init_MUTEX_LOCKED, down,
+		 down_interruptible, down_killable, down_trylock,
+		 down_timeout, up};
+position p;
+@@
+(
+#define M(ps, x, ...) <+... op@p(x, ...) ...+>
+|
+#define M(ps, x, ...) <+... op@p((x), ...) ...+>
+)
+
+@script:python depends on report@
+M << on_macro_param.M;
+x << on_macro_param.x;
+p << on_macro_param.p;
+@@
+emit("on_macro_param", p[0], macro=M, param=x)
 
 // An object-like macro (#define LOAD_LOCK down(&load_sem)) is used by its
 // bare name, which the wrapper analysis looks for as well.

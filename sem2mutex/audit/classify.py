@@ -27,7 +27,10 @@ OTHER_TASK_REASON = {"work": "work-item-release", "kthread": "kthread-release",
 # converted semaphore fails to build; the series lists the exports it
 # changes).
 INFORMATIONAL_NOTES = ("resolved-by-field-name", "unresolved-why", "helper-attributed",
-                      "wrappers-not-followed", "exported", "seq-file-pair")
+                      "wrappers-not-followed", "exported", "seq-file-pair", "macro-parameter")
+# A pointer instance that stands for the semaphores others name, each
+# judged on its own: it keeps the counting API.
+SETTLED_POINTERS = ("helper-attributed", "macro-parameter")
 # Reasons that say the analysis could not see all uses, not that the code
 # is doubtful: a reviewer starts with the other kind.
 UNSEEN_REASONS = frozenset(("unresolved-target", "via-pointer", "parse-failure",
@@ -132,7 +135,7 @@ class Classifier:
         semaphore it initialises is, and an up() in a timer is doubtful
         code whichever semaphore it releases."""
         where = locs(inst.sites + inst.inits)
-        settled = [n for n in inst.notes if n.code == "helper-attributed"]
+        settled = [n for n in inst.notes if n.code in SETTLED_POINTERS]
         if settled:
             return SemClass.COUNTING, merge_by_code(settled)
         if inst.kind == "pointer":

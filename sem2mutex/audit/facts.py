@@ -193,6 +193,7 @@ def failed_acquires(unpaired: list[dict]) -> dict[PosKey, tuple[str, int]]:
 
 def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
     macros = {key(rec): rec["macro"] for rec in grouped.get("in_macro", [])}
+    params = {key(rec): rec["param"] for rec in grouped.get("on_macro_param", [])}
     by_address = {key(rec) for rec in grouped.get("by_address", [])}
     unpaired = {key(rec) for rec in grouped.get("unpaired", [])}
     released_after: dict[PosKey, int] = {}
@@ -213,7 +214,8 @@ def api_calls(grouped: dict[str, list[dict]]) -> list[ApiCall]:
         calls.append(ApiCall(position(rec), rec["op"], rec["arg"], k in by_address,
                              rec.get("count"), macros.get(k), paired=k not in unpaired,
                              released_after=released_after.get(k), args=rec.get("args"),
-                             failed_acquire=failed.get(k), failure_returned=returned.get(k)))
+                             failed_acquire=failed.get(k), failure_returned=returned.get(k),
+                             macro_param=params.get(k)))
     return calls
 
 

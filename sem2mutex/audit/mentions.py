@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from sem2mutex.audit.intake import kernel_files_mentioning
+from sem2mutex.audit.visibility import Visibility
 from sem2mutex.model import WRAPPER_OPS, Instance, Location, Reason
 from sem2mutex.tools.grep import GrepMemo, word_lines
 from sem2mutex.tools.lexer import Lexer, Token, directives, if0_lines
@@ -45,10 +46,26 @@ def explained_lines(inst: Instance) -> set[Location]:
             | set(inst.aliased_at) | set(inst.exported_at))
 
 
-def files_of(inst: Instance) -> set[str]:
+def files_of(inst: Instance, unparsed: dict[str, set[str]] | None = None) -> set[str]:
+    """The files where INST's mentions are looked for: its own for a
+    static or local; for a global or a member, the files holding its
+    facts and those UNPARSED names for it: files spatch did not parse (they
+    name neither the API nor struct semaphore) that may take it through a
+    macro standing for the API (2.6's XFS: psema(&sem, PINOD))."""
     if inst.kind in ("static", "local"):
         return {inst.file}
-    return {loc.file for loc in explained_lines(inst)}
+    return {loc.file for loc in explained_lines(inst)} | (unparsed or {}).get(inst.id, set())
+
+
+def is_global(inst: Instance) -> bool:
+    return inst.id.startswith("global:")
+
+
+def api_macros(instances: list[Instance]) -> set[str]:
+    """The macros standing for the API on a parameter of theirs (2.6's XFS:
+    #define psema(sp, b) down(sp)), from their pointer instances."""
+    return {op.macro for inst in instances if any(n.code == "macro-parameter" for n in inst.notes)
+            for op in [*inst.sites, *inst.inits] if op.macro}
 
 
 def unexplained_macro_uses(inst: Instance, mentions: dict[str, list[Mention]]
@@ -63,7 +80,8 @@ def unexplained_macro_uses(inst: Instance, mentions: dict[str, list[Mention]]
 
 
 def unexplained(inst: Instance, mentions: dict[str, list[Mention]],
-                others: OthersFacts | None = None) -> list[Location]:
+                others: OthersFacts | None = None,
+                unparsed: dict[str, set[str]] | None = None) -> list[Location]:
     """The lines of INST's files that name it where the analysis saw none
     of its facts, once per mention.  A line that names it no more often
     than OTHERS' facts there do is theirs: `down(&tuner->lock)` in a file
@@ -73,7 +91,7 @@ def unexplained(inst: Instance, mentions: dict[str, list[Mention]],
     want_member = inst.kind in FIELD_KINDS
     known = explained_lines(inst)
     found = []
-    for f in sorted(files_of(inst)):
+    for f in sorted(files_of(inst, unparsed)):
         on_line = Counter(m.line for m in mentions.get(f, [])
                           if m.name == name and m.member == want_member)
         for line, count in sorted(on_line.items()):
@@ -135,13 +153,14 @@ def direct_fact_lines(inst: Instance) -> list[Location]:
     return lines
 
 
-def needs_lexing(inst: Instance, textual: dict[str, dict[str, set[int]]]) -> set[str]:
+def needs_lexing(inst: Instance, textual: dict[str, dict[str, set[int]]],
+                 unparsed: dict[str, set[str]] | None = None) -> set[str]:
     """The files where INST's name occurs as a word on a line the analysis
     did not explain: only there can the lexer find an unexplained use (its
     identifiers are a subset of grep's words, comments and strings aside)."""
     name = inst.name.split(".")[-1]
     known = explained_lines(inst)
-    return {f for f in files_of(inst)
+    return {f for f in files_of(inst, unparsed)
             if any(Location(f, line) not in known
                    for line in textual.get(f, {}).get(name, ()))}
 
@@ -150,6 +169,7 @@ def needs_lexing(inst: Instance, textual: dict[str, dict[str, set[int]]]) -> set
 class MentionCheck:
     lexer: Lexer
     memo: GrepMemo | None = None
+    visibility: Visibility | None = None  # None: every file sees every declaration
 
     def run(self, candidates: list[Instance], everyone: list[Instance],
             other_locks: list[tuple[Location, str, bool]] = ()) -> None:
@@ -158,12 +178,13 @@ class MentionCheck:
         lines."""
         checked = [i for i in candidates if i.kind in VARIABLE_KINDS + FIELD_KINDS]
         others = OthersFacts.of(everyone, other_locks)
-        files = sorted({f for inst in checked for f in files_of(inst)})
+        unparsed = self.unparsed_files(checked, everyone)
+        files = sorted({f for inst in checked for f in files_of(inst, unparsed)})
         # grep first: a file whose every mention sits on a known line needs
         # no lexing (lexing every file of every candidate costs minutes)
         textual = word_lines(self.lexer.tree, files,
                              {inst.name.split(".")[-1] for inst in checked}, memo=self.memo)
-        suspicious = {inst.id: needs_lexing(inst, textual) for inst in checked}
+        suspicious = {inst.id: needs_lexing(inst, textual, unparsed) for inst in checked}
         lexed = sorted({f for fs in suspicious.values() for f in fs})
         mentions = {f: mentions_in(tokens)
                     for f, tokens in self.lexer.tokens_of(lexed).items()}
@@ -173,7 +194,7 @@ class MentionCheck:
         dead: dict[str, set[int]] = {}
         for inst in checked:
             where = unexplained(inst, {f: m for f, m in mentions.items()
-                                       if f in suspicious[inst.id]}, others)
+                                       if f in suspicious[inst.id]}, others, unparsed)
             where = [w for w in where if w.line not in self.if0_lines(w.file, dead)]
             if where:
                 inst.notes.append(Reason(
@@ -196,6 +217,32 @@ class MentionCheck:
             known[rel] = if0_lines(directives(self.lexer.spatch, self.lexer.tree, rel,
                                               self.lexer.cache))
         return known[rel]
+
+    def unparsed_files(self, checked: list[Instance], everyone: list[Instance]
+                       ) -> dict[str, set[str]]:
+        """Instance id -> the files that may take it where spatch did not
+        look: for a global, every file naming it as a word; for a global
+        or a member, every file naming a macro that stands for the API on
+        its parameter.  Only the files that can see one of its
+        declarations (acenic.h's member debug_lock is no use of s390's
+        global debug_lock)."""
+        globals_ = {inst.name for inst in checked if is_global(inst)}
+        macros = api_macros(everyone)
+        if not globals_ and not macros:
+            return {}
+        found = kernel_files_mentioning(self.lexer.tree, globals_ | macros, self.lexer.jobs,
+                                        self.memo)
+        through_macros = set().union(*(found.get(m, set()) for m in macros))
+        result = {}
+        for inst in checked:
+            if inst.kind not in FIELD_KINDS and not is_global(inst):
+                continue
+            files = through_macros | (found.get(inst.name, set()) if is_global(inst) else set())
+            result[inst.id] = {f for f in files if self.sees_one(f, inst.decls)}
+        return result
+
+    def sees_one(self, file: str, decls: list[Location]) -> bool:
+        return self.visibility is None or any(self.visibility.sees(file, d.file) for d in decls)
 
     def files_naming_macros(self, checked: list[Instance]) -> dict[str, set[str]]:
         """Accessor macro -> the kernel files whose text names it as a word

@@ -143,7 +143,8 @@ def examine_with(lexer: Lexer, req: AnalysisRequest, progress: Progress) -> Exam
         # semaphore costs more than the rest of this stage, and a semaphore
         # that is not a mutex already gains nothing from one more obstacle.
         candidates = [i for i in instances if i.sem_class is SemClass.MUTEX]
-        MentionCheck(lexer, req.memo).run(candidates, everyone, facts.other_lock_arguments)
+        MentionCheck(lexer, req.memo, visibility).run(candidates, everyone,
+                                                       facts.other_lock_arguments)
     with progress.stage("failure branches (spatch)"):
         FailureBranchCheck(runner).run(candidates)
     classify_all(candidates, contexts)

@@ -357,6 +357,7 @@ def takes_its_arguments(call: ApiCall) -> bool:
 
 
 def attach_calls(facts: FactSet, resolver: Resolver, table: InstanceTable) -> None:
+    pointer_calls: dict[str, list[ApiCall]] = defaultdict(list)
     for call in facts.calls:
         res = resolver.resolve_call(call)
         if not res.instance_ids and not takes_its_arguments(call):
@@ -375,6 +376,7 @@ def attach_calls(facts: FactSet, resolver: Resolver, table: InstanceTable) -> No
             res.unresolved = f"{', '.join(missing)} is not a declared semaphore"
         if not targets or res.unresolved or (res.pointer and not targets):
             targets.append(pseudo_instance(table, call, res))
+            pointer_calls[targets[-1].id].append(call)
         for suspect in res.suspects:
             if suspect in table.by_id:
                 table.by_id[suspect].notes.append(Reason(
@@ -389,6 +391,24 @@ def attach_calls(facts: FactSet, resolver: Resolver, table: InstanceTable) -> No
                     inst.aliased_at.append(body)
             # one accessor at most: it is the root of the argument
             attach_call(call, inst, res.through[0][0] if res.through else None)
+    for iid, calls in pointer_calls.items():
+        note_macro_parameter(table.by_id[iid], calls)
+
+
+def note_macro_parameter(inst: Instance, calls: list[ApiCall]) -> None:
+    """A pointer instance whose every call acts on a parameter of the
+    macro holding it stands for no semaphore: each expansion names its own
+    (2.6's XFS: #define psema(sp, b) down(sp)), where it is expanded."""
+    if inst.kind != "pointer" or not all(c.macro_param for c in calls):
+        return
+    macros = ", ".join(sorted({f"{c.macro}()" for c in calls}))
+    ops = ", ".join(sorted({f"{c.op}()" for c in calls}))
+    inst.notes.append(Reason(
+        "macro-parameter",
+        f"{ops} in {macros} on its parameter `{calls[0].macro_param}`: each expansion "
+        "names its own semaphore, judged where it is named (a mention there the analysis "
+        "does not explain keeps it from being a mutex); the macro keeps the counting API",
+        tuple(c.pos.location for c in calls)))
 
 
 def attach_escapes(facts: FactSet, resolver: Resolver, table: InstanceTable,
