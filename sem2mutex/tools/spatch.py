@@ -221,8 +221,10 @@ def cost_ordered_chunks(costs: dict[str, float], jobs: int) -> list[list[str]]:
     return heaviest_first(costs, jobs, most=FILES_PER_CHUNK, least=LEAST_CHUNK_SECONDS)
 
 
-# A chunk is one spatch, and each start costs half a second of reading the
-# fact program: the 917 files 2.6.11 gives spatch made 20 chunks of at
+# A chunk is one spatch, and each start costs reading the fact program
+# (half a second then; 1.25 s on 7 December, isomorphisms of its rules
+# included: a rule's can double it, so cocci/facts/ keeps them in check):
+# the 917 files 2.6.11 gives spatch made 20 chunks of at
 # most 50, and make 10 of at most 150 (the cost rule above still cuts the
 # expensive files into chunks of their own).
 FILES_PER_CHUNK = 150
