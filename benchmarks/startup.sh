@@ -1,0 +1,37 @@
+#!/bin/sh
+# What each spatch start costs before it reads a line of C: the processor
+# time of the fact program (as sem2mutex combines cocci/facts/) and of each
+# fact rule alone, on a file of one line.  Every chunk of a cold run pays
+# the fact program's once (1.0 s on 6 December, 2.1 s after the
+# lock-wrapper checks, whose isomorphisms it compiled, 1.25 s since).
+# Prints figures; asserts nothing.
+set -eu
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+printf 'int sem2mutex_startup;\n' >"$work/one.c"
+/usr/bin/python3 - "$work" <<'PY'
+import resource, subprocess, sys
+from pathlib import Path
+from sem2mutex.audit.facts import FACT_RULES
+from sem2mutex.tools.spatch import combine_rules, find_spatch
+
+work = Path(sys.argv[1])
+spatch = str(find_spatch())
+program = work / "facts.cocci"
+program.write_text(combine_rules(FACT_RULES))
+
+
+def start_cost(sp_file: Path) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([spatch, "--very-quiet", "--no-includes", "--no-show-diff", "-D", "report",
+                    "--sp-file", str(sp_file), str(work / "one.c")],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+print(f"fact program: {start_cost(program):.2f} s of processor time per spatch start")
+for rule in sorted(Path("cocci/facts").glob("*.cocci")):
+    print(f"  {rule.name}: {start_cost(rule):.2f} s")
+PY
