@@ -19,7 +19,7 @@ import pytest
 
 from conftest import CONVERT, FIXTURE_TREE, REPO
 from sem2mutex.errors import SpatchError
-from sem2mutex.tools.spatch import (OCAML_GC, PYTHON, SPATCH_STACK_BYTES, chunk_failure,
+from sem2mutex.tools.spatch import (OCAML_GC, PYTHON, SPATCH_STACK_BYTES, files_failure,
                                     find_spatch, launch, run_rules, spatch_failure)
 
 # A latin-1 comment, bytes that are no UTF-8 at all, CRLF line ends.
@@ -174,21 +174,20 @@ def test_a_long_file_is_analysed_under_a_small_stack(tmp_path):
         [("down", 8_008), ("up", 8_009)]
 
 
-def test_a_failed_chunk_says_how_spatch_ended_and_on_which_files():
+def test_a_failed_pass_says_how_spatch_ended_and_on_which_files():
     warnings = "init_defs: kernel-macros.h\nWarning: PARSING: type defaults to 'int'\n"
     crashed = subprocess.CompletedProcess([], -signal.SIGSEGV, "", warnings)
-    assert chunk_failure(["a.c"], crashed) == \
-        "spatch died of SIGSEGV on a chunk of 1 file (a.c): Warning: PARSING: type " \
+    assert files_failure(["a.c"], 1, crashed) == \
+        "spatch died of SIGSEGV on a.c (a pass over 1 file): Warning: PARSING: type " \
         "defaults to 'int'"
     fatal = subprocess.CompletedProcess(
         [], 2, "", "Fatal error: exception Stack overflow\n" + warnings)
-    assert chunk_failure(["a.c", "b.c", "c.c", "d.c", "e.c"], fatal) == \
-        "spatch exited 2 on a chunk of 5 files (a.c, b.c, c.c and 2 more): " \
+    assert files_failure(["a.c", "b.c", "c.c", "d.c", "e.c"], 90, fatal) == \
+        "spatch exited 2 on a.c, b.c, c.c and 2 more (a pass over 90 files): " \
         "Fatal error: exception Stack overflow"
     silent = subprocess.CompletedProcess([], 1, "", "")
-    assert chunk_failure(["a.c", "b.c"], silent) == \
-        "spatch exited 1 on a chunk of 2 files (a.c, b.c): nothing on stderr"
-
+    assert files_failure(["a.c", "b.c"], 2, silent) == \
+        "spatch exited 1 on a.c, b.c (a pass over 2 files): nothing on stderr"
 
 
 def test_a_python_rule_that_raised_is_named_with_its_exception():
@@ -245,14 +244,14 @@ except SpatchError as err:
 """
 
 
-def test_a_chunk_spatch_dies_on_is_a_one_line_error(tmp_path):
+def test_a_pass_spatch_dies_on_is_a_one_line_error(tmp_path):
     (tmp_path / "many_regs.c").write_text(many_defines(8_000))
     # the fact runner passes -D report
     (tmp_path / "calls.cocci").write_text("virtual report\n\n" + REPORT_CALLS)
     done = subprocess.run([sys.executable, "-c", RUNNER_UNDER_SMALL_STACK, str(tmp_path),
                            str(SMALL_STACK_BYTES), str(tmp_path / "calls.cocci")],
                           cwd=REPO, capture_output=True, text=True, check=True)
-    assert re.fullmatch(r"spatch (died of SIGSEGV|exited 2) on a chunk of 1 file "
-                        r"\(many_regs\.c\): .*\n", done.stdout)
+    assert re.fullmatch(r"spatch (died of SIGSEGV|exited 2) on many_regs\.c "
+                        r"\(a pass over 1 file\): .*\n", done.stdout)
     if "exited 2" in done.stdout:
         assert done.stdout.endswith(": Fatal error: exception Stack overflow\n")

@@ -98,7 +98,7 @@ def test_a_python_rule_that_raised_fails_the_run(tmp_path):
     with pytest.raises(SpatchError) as failed:
         runner(tmp_path).run_program("facts", REPORT_FUNCTIONS + RAISING, ["a.c"])
     assert failed.value.one_line().startswith(
-        "spatch reported an error on a chunk of 1 file (a.c): a python rule raised "
+        "spatch reported an error on a.c (a pass over 1 file): a python rule raised "
         "KeyError: 'spin' (EXN: ")
 
 

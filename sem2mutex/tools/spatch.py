@@ -23,7 +23,8 @@ import signal
 import subprocess
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -31,7 +32,6 @@ from typing import IO
 from sem2mutex.errors import MissingTool, SpatchError
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.progress import Progress
-from sem2mutex.tools.batches import heaviest_first
 from sem2mutex.tools.cache import ResultCache, file_digest, no_cache
 
 # The kernel constructs spatch's own standard.h does not cover (README there).
@@ -105,7 +105,7 @@ OCAML_GC = {"OCAMLRUNPARAM": "o=200"}
 # elements (a #define is one): 20,000 #defines overflow a 1 MB stack and
 # 150,000 the default 8 MB, and OCaml then stops the whole spatch ("Fatal
 # error: exception Stack overflow", exit 2, or signal 11), failing every
-# file of its chunk.  6.1's nbio_7_2_0_sh_mask.h (16 MB of #defines) dies
+# files of its pass.  6.1's nbio_7_2_0_sh_mask.h (16 MB of #defines) dies
 # under 8 MB; its biggest header, dcn_3_2_0_sh_mask.h (24 MB), parses
 # with 64 MB.  Bounded, so that a runaway recursion still ends.
 SPATCH_STACK_BYTES = 1 << 30
@@ -214,27 +214,124 @@ def combine_rules(cocci_files: list[Path]) -> str:
     return "\n".join(virtuals) + "\n\n" + "\n\n".join(bodies) + "\n"
 
 
-def cost_ordered_chunks(costs: dict[str, float], jobs: int) -> list[list[str]]:
-    """Chunks of files, most expensive first, for a pool of JOBS workers
-    (tools/batches.py), at most FILES_PER_CHUNK files and, unless that
-    leaves a worker idle, at least LEAST_CHUNK_SECONDS of work each."""
-    return heaviest_first(costs, jobs, most=FILES_PER_CHUNK, least=LEAST_CHUNK_SECONDS)
+# A fact pass is one spatch, its files spread over --jobs processes that
+# fork once the program is read (Coccinelle's parmap, one file at a time,
+# costliest first): a spatch start costs 1.0-1.25 s of reading the fact
+# program, and 6.1's facts, cut into eight chunks of their own spatch,
+# paid it eight times (61.6 s of processor time for 183 files, 50.2 s as
+# one spatch; 7 December).  Parmap keeps each process's stdout and stderr
+# in files under --tmp-dir and prints them one after the other at the end,
+# so neither records nor a file's parse report interleave.
+#
+# Clock rules around the program tell when each file's rules began (its
+# parse done) and ended, on a line each in the file SEM2MUTEX_CLOCK names:
+# the progress while spatch runs, the seconds each file took (kept as its
+# cost for the next run's order, shown by -v), and the file a process was
+# on if spatch died.  A script rule without metavariables runs once per
+# file, in the program's order.
+CLOCK_ENV = "SEM2MUTEX_CLOCK"
+CLOCK_INIT = """@initialize:python@
+@@
+import json as sem2mutex_json
+import os as sem2mutex_os
+import time as sem2mutex_time
 
 
-# A chunk is one spatch, and each start costs reading the fact program
-# (half a second then; 1.25 s on 7 December, isomorphisms of its rules
-# included: a rule's can double it, so cocci/facts/ keeps them in check):
-# the 917 files 2.6.11 gives spatch made 20 chunks of at
-# most 50, and make 10 of at most 150 (the cost rule above still cuts the
-# expensive files into chunks of their own).
-FILES_PER_CHUNK = 150
-# The same start (0.45 s for the fact program, 0.3 s for the wrapper and
-# type programs, on a file of two lines) made most of the cost of the small
-# passes when each was cut into up to eight chunks: two of 2.6.11's wrapper
-# passes, 14 files each, took 3.8 and 4.0 s of processor time in six and
-# seven spatch runs; its pointer callers, 24 files, 9.2 s in seven runs
-# (5.7 s in four with this floor).
-LEAST_CHUNK_SECONDS = 6.0
+def sem2mutex_clock(at, files=()):
+	line = dict(at=at, files=list(files), pid=sem2mutex_os.getpid(),
+		    t=sem2mutex_time.time())
+	with open(sem2mutex_os.environ["SEM2MUTEX_CLOCK"], "a") as clock:
+		clock.write(sem2mutex_json.dumps(line) + "\\n")
+
+
+sem2mutex_clock("init")
+"""
+CLOCK_START = """@script:python@
+@@
+sem2mutex_clock("start", cocci.files())
+"""
+CLOCK_END = """@script:python@
+@@
+sem2mutex_clock("end", cocci.files())
+"""
+
+
+def with_clock(program_text: str) -> str:
+    """PROGRAM_TEXT between the clock rules, its virtual lines hoisted
+    first (after a script rule they would be read as python)."""
+    lines = program_text.splitlines(keepends=True)
+    virtuals = [line for line in lines if line.startswith("virtual ")]
+    body = [line for line in lines if not line.startswith("virtual ")]
+    return ("".join(virtuals) + "\n" + CLOCK_INIT + "\n" + CLOCK_START + "\n"
+            + "".join(body) + "\n" + CLOCK_END)
+
+
+@dataclass(frozen=True)
+class ClockLine:
+    at: str  # init, start or end
+    file: str | None
+    pid: int
+    t: float
+
+
+def read_clock(path: Path) -> list[ClockLine]:
+    """The clock's lines so far; a line being written is left for later."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break
+        try:
+            raw = json.loads(line)
+        except ValueError:
+            continue
+        files = raw.get("files") or [None]
+        found.append(ClockLine(raw["at"], files[0], int(raw["pid"]), float(raw["t"])))
+    return found
+
+
+def clock_seconds(lines: list[ClockLine], ended: float) -> dict[str, float]:
+    """Seconds per file, parse included: in each process, from the end of
+    the file before (or the program's start) to the end of its rules.  A
+    file whose rules did not end (its timeout) runs until the next file's
+    start, or until ENDED."""
+    init = min((c.t for c in lines if c.at == "init"),
+               default=min((c.t for c in lines), default=ended))
+    seconds: dict[str, float] = {}
+    for pid in sorted({c.pid for c in lines if c.at != "init"}):
+        since, open_file = init, None
+        for c in sorted((c for c in lines if c.pid == pid and c.at != "init"),
+                        key=lambda c: c.t):
+            if c.at == "start":
+                if open_file is not None:
+                    seconds[open_file] = c.t - since
+                    since = c.t
+                open_file = c.file
+            elif c.at == "end" and c.file is not None:
+                seconds[c.file] = c.t - since
+                since, open_file = c.t, None
+        if open_file is not None:
+            seconds[open_file] = max(0.0, ended - since)
+    return {f: max(0.0, s) for f, s in seconds.items()}
+
+
+def files_on_failure(order: list[str], lines: list[ClockLine], stderr_texts: list[str]
+                     ) -> list[str]:
+    """The files spatch was on when it failed: each process's last file
+    (its last HANDLING line) that did not end; else every file that did
+    not end."""
+    ended = {c.file for c in lines if c.at == "end"}
+    last_handled = []
+    for text in stderr_texts:
+        handled = HANDLING.findall(text)
+        if handled and handled[-1] not in ended:
+            last_handled.append(handled[-1])
+    if last_handled:
+        return [f for f in order if f in last_handled] or sorted(set(last_handled))
+    return [f for f in order if f not in ended] or order
 
 
 def parse_errors(stderr: str) -> dict[str, list[ParseError]]:
@@ -347,49 +444,64 @@ class SpatchRunner:
     def run_files(self, label: str, program_text: str, files: list[str],
                   digests: dict[str, str], env: dict[str, str] | None) -> dict[str, dict]:
         costs = self.estimated_costs(files, digests)
-        chunks = cost_ordered_chunks(costs, self.jobs)
-        results: dict[str, dict] = {}
-        with tempfile.TemporaryDirectory(prefix="sem2mutex-spatch-") as tmp:
-            program = Path(tmp) / "rules.cocci"
-            program.write_text(program_text)
-            done_files = 0
-            with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                futures = {pool.submit(self._run_chunk, program, chunk, Path(tmp), i, env): chunk
-                           for i, chunk in enumerate(chunks)}
-                for future in as_completed(futures):
-                    chunk = futures[future]
-                    records, errors, seconds = future.result()
-                    share = sum(costs[f] for f in chunk) or 1.0
-                    by_file: dict[str, list[dict]] = {f: [] for f in chunk}
-                    for rec in records:
-                        by_file.setdefault(rec.get("file", ""), []).append(rec)
-                    for f in chunk:
-                        spent = seconds * costs[f] / share
-                        self.seconds_by_file[f] = self.seconds_by_file.get(f, 0.0) + spent
-                        results[f] = {"records": by_file[f], "seconds": round(spent, 3),
-                                      "errors": [[e.message, e.first_line, e.last_line]
-                                                 for e in errors.get(f, [])]}
-                    done_files += len(chunk)
-                    self.progress.count(label, done_files, len(files))
-        return results
-
-    def _run_chunk(self, program: Path, chunk: list[str], tmp: Path, index: int,
-                   env: dict[str, str] | None
-                   ) -> tuple[list[dict], dict[str, list[ParseError]], float]:
-        groups = tmp / f"groups-{index}.txt"
-        groups.write_text("".join(f"{name}\n\n" for name in chunk))
-        started = time.monotonic()
-        done = launch(self.spatch, [*SPATCH_FLAGS, "--timeout", str(self.timeout_per_file),
-                                    "--sp-file", str(program), "--file-groups", str(groups)],
-                      self.tree, env)
-        seconds = time.monotonic() - started
-        if done.returncode != 0 or python_failed(done.stderr):
-            raise SpatchError(chunk_failure(chunk, done))
-        records = []
+        order = sorted(files, key=lambda f: (-costs[f], f))
+        with tempfile.TemporaryDirectory(prefix="sem2mutex-spatch-") as name:
+            tmp = Path(name)
+            program = tmp / "rules.cocci"
+            program.write_text(with_clock(program_text))
+            groups = tmp / "groups.txt"
+            groups.write_text("".join(f"{f}\n\n" for f in order))
+            clock = tmp / "clock"
+            clock.touch()
+            args = [*SPATCH_FLAGS, "--timeout", str(self.timeout_per_file),
+                    "--sp-file", str(program), "--jobs", str(max(1, min(self.jobs, len(order)))),
+                    "--chunksize", "1", "--tmp-dir", str(tmp / "parmap"),
+                    "--file-groups", str(groups)]
+            done = self._launch_counting(label, args, {**(env or {}), CLOCK_ENV: str(clock)},
+                                         clock, len(order))
+            ended = time.time()
+            lines = read_clock(clock)
+            if done.returncode != 0 or python_failed(done.stderr):
+                kept = [p.read_text(errors="replace") for p in sorted(tmp.glob("parmap*/stderr*"))]
+                raise SpatchError(files_failure(
+                    files_on_failure(order, lines, kept or [done.stderr]), len(order), done))
+        seconds = clock_seconds(lines, ended)
+        errors = parse_errors(done.stderr)
+        by_file: dict[str, list[dict]] = {f: [] for f in order}
         for line in done.stdout.splitlines():
             if line.startswith("{"):
-                records.append(json.loads(line))
-        return records, parse_errors(done.stderr), seconds
+                rec = json.loads(line)
+                by_file.setdefault(rec.get("file", ""), []).append(rec)
+        results: dict[str, dict] = {}
+        for f in order:
+            spent = seconds.get(f, 0.0)
+            self.seconds_by_file[f] = self.seconds_by_file.get(f, 0.0) + spent
+            results[f] = {"records": by_file[f], "seconds": round(spent, 3),
+                          "errors": [[e.message, e.first_line, e.last_line]
+                                     for e in errors.get(f, [])]}
+        return results
+
+    def _launch_counting(self, label: str, args: list[str], env: dict[str, str],
+                         clock: Path, total: int) -> subprocess.CompletedProcess:
+        """launch(), counting the files whose rules ended as it runs."""
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            running = pool.submit(launch, self.spatch, args, self.tree, env)
+            shown = 0
+            while True:
+                try:
+                    done = running.result(timeout=PROGRESS_SECONDS)
+                    break
+                except FutureTimeout:
+                    ended = sum(1 for c in read_clock(clock) if c.at == "end")
+                    if ended > shown:
+                        shown = ended
+                        self.progress.count(label, ended, total)
+        self.progress.count(label, total, total)
+        return done
+
+
+# How often a running fact pass's progress is read off its clock.
+PROGRESS_SECONDS = 1.0
 
 
 @dataclass
@@ -399,11 +511,11 @@ class SpatchRun:
     stdout: str = ""
 
 
-def chunk_failure(chunk: list[str], done: subprocess.CompletedProcess) -> str:
-    """Why a fact run over CHUNK failed, on one line, with the first
-    files of the chunk."""
-    files = ", ".join(chunk[:3]) + (f" and {len(chunk) - 3} more" if len(chunk) > 3 else "")
-    return spatch_failure(done, f"a chunk of {plural(len(chunk), 'file')} ({files})")
+def files_failure(on: list[str], total: int, done: subprocess.CompletedProcess) -> str:
+    """Why a fact pass over TOTAL files failed, on one line, with the
+    first of the files it was ON."""
+    files = ", ".join(on[:3]) + (f" and {len(on) - 3} more" if len(on) > 3 else "")
+    return spatch_failure(done, f"{files} (a pass over {plural(total, 'file')})")
 
 
 def spatch_failure(done: subprocess.CompletedProcess, on: str) -> str:
