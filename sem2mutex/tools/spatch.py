@@ -672,6 +672,18 @@ def entry_without_file(entry):
     return {k: v for k, v in entry.items() if k != "file"}
 
 
+def largest_first(files: list[Path]) -> list[Path]:
+    """FILES, the largest first: spatch's processes take the next file
+    when done with one, so the big ones go first and none is left to run
+    alone at the end (a file's size is a fair guess of its cost)."""
+    def size(f: Path) -> int:
+        try:
+            return f.stat().st_size
+        except OSError:
+            return 0
+    return sorted(files, key=lambda f: (-size(f), str(f)))
+
+
 def run_rule_program(spatch: Path, program_text: str, cocci: list[Path], virtuals: list[str],
                      files: list[Path], jobs: int, env: dict[str, str] | None,
                      in_place: bool, flags: list[str] | None) -> SpatchRun:
@@ -679,7 +691,7 @@ def run_rule_program(spatch: Path, program_text: str, cocci: list[Path], virtual
         program = Path(neutral) / "rules.cocci"
         program.write_text(program_text)
         groups = Path(neutral) / "groups"
-        groups.write_text("".join(f"{f}\n\n" for f in files))
+        groups.write_text("".join(f"{f}\n\n" for f in largest_first(files)))
         args = [*(RULE_FLAGS if flags is None else flags),
                 "--timeout", str(RULE_TIMEOUT_SECONDS),
                 "--sp-file", str(program), *[a for v in virtuals for a in ("-D", v)],
