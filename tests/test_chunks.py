@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sem2mutex.errors import SpatchError
+from sem2mutex.paths import COCCI_DIR
 from sem2mutex.progress import Progress
 from sem2mutex.tools.kernel_scripts import PATCH_OVERHEAD_LINES, added_lines, checkpatch_batches
 from sem2mutex.tools.spatch import (ClockLine, SpatchRunner, clock_seconds, files_failure,
@@ -145,3 +146,24 @@ def test_checkpatch_runs_share_the_added_lines(tmp_path):
     work = [sum(PATCH_OVERHEAD_LINES + added_lines(p) for p in b) for b in batches]
     assert len(batches) == 2 and max(work) / min(work) < 1.1, work
     assert added_lines(big) == 1600
+
+
+def test_a_file_s_facts_do_not_depend_on_the_files_its_process_read_before(tmp_path):
+    """contexts.cocci follows calls to the functions of the file at hand: a
+    function defined in a file read earlier by the same spatch process is
+    no function of the next file (the records would depend on how the
+    files fell to the processes, and the cache would keep them so)."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    # the bigger file goes first
+    (tree / "a.c").write_text("/* " + "padding " * 200 + "*/\nvoid helper(void)\n{\n}\n")
+    (tree / "b.c").write_text("void user(void)\n{\n\thelper();\n\tlocal();\n}\n"
+                              "void local(void)\n{\n}\n")
+    program = (COCCI_DIR / "facts" / "contexts.cocci").read_text()
+
+    def calls(files):
+        runner = SpatchRunner(find_spatch(), tree, 1, Progress(quiet=True))
+        return sorted((r["file"], r["callee"]) for r in
+                      runner.run_program("contexts", program, files).records
+                      if r["kind"] == "calls")
+    assert calls(["a.c", "b.c"]) == calls(["b.c"]) == [("b.c", "local")]

@@ -45,6 +45,12 @@ def emit(kind, pos, **fields):
 
 // ------------------------------------------------------------ functions
 
+// One spatch process reads many files one after another: the calls
+// followed are to functions of the file at hand, whatever came before.
+@script:python depends on report@
+@@
+DEFINED.clear()
+
 @fndef depends on report@
 identifier fn;
 position p;

@@ -71,12 +71,12 @@ def same_file_only(grouped: dict[str, list[dict]]) -> dict[str, list[dict]]:
     """Keep the calls of contexts.cocci to functions of their own file, and
     its ops callbacks that name a function some analysed file defines.
 
-    The rules check that against the functions they have seen defined, a
-    set that lives as long as the spatch process, which reads several
-    files: the facts would depend on how the files were split between
-    processes.  A function an ops structure names may be defined in
-    another file (callback_targets picks its non-static definition); calls
-    are only followed within a file.
+    contexts.cocci already reports only the calls to the functions of the
+    file at hand (its set of them starts empty for each file); this keeps
+    it so for records of any other origin.  ops records name every
+    function an initializer holds: one may be defined in another file
+    (callback_targets picks its non-static definition).  Calls are only
+    followed within a file.
     """
     fndefs = grouped.get("fndef", [])
     defined = {(r["file"], r["name"]) for r in fndefs}
