@@ -1,9 +1,10 @@
 #!/bin/sh
 # What each spatch start costs before it reads a line of C: the processor
 # time of the fact program (as sem2mutex combines cocci/facts/) and of each
-# fact rule alone, on a file of one line.  Every chunk of a cold run pays
-# the fact program's once (1.0 s at c79bba2, 2.1 s after the lock-wrapper
-# checks, whose isomorphisms it compiled, 1.0-1.25 s since b365504).
+# fact rule alone, on a file of one line.  Every fact pass pays the fact
+# program's once (1.0 s at c79bba2, 2.1 s after the lock-wrapper checks,
+# whose isomorphisms it compiled, 1.0-1.25 s since b365504); until the
+# passes became one spatch each, every chunk of a pass paid it.
 # Prints figures; asserts nothing.
 set -eu
 cd "$(dirname "$0")/.."
