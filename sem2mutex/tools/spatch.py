@@ -483,25 +483,31 @@ class SpatchRunner:
 
     def _launch_counting(self, label: str, args: list[str], env: dict[str, str],
                          clock: Path, total: int) -> subprocess.CompletedProcess:
-        """launch(), counting the files whose rules ended as it runs."""
+        """launch(), counting the files whose rules ended as it runs: a
+        line at each tenth of the files, or after PROGRESS_QUIET_SECONDS
+        without one when some more ended."""
         with ThreadPoolExecutor(max_workers=1) as pool:
             running = pool.submit(launch, self.spatch, args, self.tree, env)
-            shown = 0
+            shown, shown_at = 0, time.monotonic()
             while True:
                 try:
                     done = running.result(timeout=PROGRESS_SECONDS)
                     break
                 except FutureTimeout:
                     ended = sum(1 for c in read_clock(clock) if c.at == "end")
-                    if ended > shown:
-                        shown = ended
+                    quiet_for = time.monotonic() - shown_at
+                    if ended > shown and (ended * 10 // total > shown * 10 // total
+                                          or quiet_for >= PROGRESS_QUIET_SECONDS):
+                        shown, shown_at = ended, time.monotonic()
                         self.progress.count(label, ended, total)
         self.progress.count(label, total, total)
         return done
 
 
-# How often a running fact pass's progress is read off its clock.
+# How often a running fact pass's progress is read off its clock, and the
+# longest it stays silent while files end.
 PROGRESS_SECONDS = 1.0
+PROGRESS_QUIET_SECONDS = 10.0
 
 
 @dataclass
