@@ -105,7 +105,7 @@ OCAML_GC = {"OCAMLRUNPARAM": "o=200"}
 # elements (a #define is one): 20,000 #defines overflow a 1 MB stack and
 # 150,000 the default 8 MB, and OCaml then stops the whole spatch ("Fatal
 # error: exception Stack overflow", exit 2, or signal 11), failing every
-# files of its pass.  6.1's nbio_7_2_0_sh_mask.h (16 MB of #defines) dies
+# file of its pass.  6.1's nbio_7_2_0_sh_mask.h (16 MB of #defines) dies
 # under 8 MB; its biggest header, dcn_3_2_0_sh_mask.h (24 MB), parses
 # with 64 MB.  Bounded, so that a runaway recursion still ends.
 SPATCH_STACK_BYTES = 1 << 30
