@@ -84,8 +84,9 @@ class Lexer:
     def lex_ahead(self, files) -> None:
         """Start lexing FILES on one thread of its own, for a later
         tokens_of(): the stages running meanwhile leave a core idle at
-        times (a last slow spatch chunk, Python alone).  The tokens are
-        the same either way; a failure surfaces when tokens_of() asks."""
+        times (a last slow file of a spatch pass, Python alone).  The
+        tokens are the same either way; a failure surfaces when tokens_of()
+        asks."""
         if self._ahead_pool is None:
             self._ahead_pool = ThreadPoolExecutor(max_workers=1)
         for f in dict.fromkeys(files):
