@@ -179,8 +179,8 @@ class WrapperAnalysis:
         context_records: list[dict] = []
         groups = disjoint_groups(sets)
         # The groups' spatch runs side by side: each is short, and much of
-        # it is spatch reading its program, on one core (6.1: eight runs of
-        # 0.5-2.0 s one after the other)
+        # it is spatch reading its program, on one core (6.1: seven runs of
+        # 0.7-2.1 s one after the other)
         with ThreadPoolExecutor(max_workers=self.runner.jobs) as pool:
             checked = [pool.submit(self.check_group, group,
                                    set().union(*(ws.files for ws in group)), scanned,
