@@ -1,8 +1,8 @@
 """How a fact pass spreads its files over spatch's processes: one spatch,
 the costliest files first, each file timed by the clock rules around the
 program (its cost for the next run, -v's slowest files, the progress, the
-file a failed spatch was on); and checkpatch.pl's runs, cut by the lines
-the patches add."""
+file a failed spatch was on); the tree-wide greps' batches; and
+checkpatch.pl's runs, cut by the lines the patches add."""
 from __future__ import annotations
 
 import json
@@ -15,6 +15,7 @@ import pytest
 from sem2mutex.errors import SpatchError
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.progress import Progress
+from sem2mutex.tools.batches import heaviest_first
 from sem2mutex.tools.kernel_scripts import PATCH_OVERHEAD_LINES, added_lines, checkpatch_batches
 from sem2mutex.tools.spatch import (ClockLine, SpatchRunner, clock_seconds, files_failure,
                                     files_on_failure, find_spatch, with_clock)
@@ -128,6 +129,23 @@ def test_a_python_rule_that_raised_fails_the_pass_naming_its_file(tmp_path):
     runner = SpatchRunner(find_spatch(), tree, 2, Progress(quiet=True))
     with pytest.raises(SpatchError, match=r"on b\.c \(a pass over 2 files\)"):
         runner.run_program("calls", raising, ["a.c", "b.c"])
+
+
+def test_batches_give_every_name_once_the_heaviest_first_and_alone():
+    """The tree-wide greps' units in batches of about a quarter of a
+    worker's share; a unit heavier than that goes alone, first."""
+    weights = {f"drivers/u{n}": 0.1 + (n % 7) * 0.3 for n in range(400)}
+    weights["drivers/huge"] = 100.0
+    batches = heaviest_first(weights, 2)
+    assert sorted(n for b in batches for n in b) == sorted(weights)
+    assert batches[0] == ["drivers/huge"]
+    share = sum(weights.values()) / 8
+    assert all(sum(weights[n] for n in b) < share + 1.0 for b in batches[1:])
+
+
+def test_many_light_names_make_a_quarter_share_each():
+    weights = {f"fs/u{n}": 0.1 for n in range(900)}
+    assert [len(b) for b in heaviest_first(weights, 2)] == [113] * 7 + [109]
 
 
 def test_checkpatch_runs_share_the_added_lines(tmp_path):

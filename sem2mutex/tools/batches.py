@@ -3,16 +3,16 @@ from __future__ import annotations
 
 
 def heaviest_first(weights: dict[str, float], jobs: int,
-                   most: int | None = None, least: float = 0.0) -> list[list[str]]:
+                   least: float = 0.0) -> list[list[str]]:
     """The names of WEIGHTS in batches, the heaviest first, for JOBS workers.
 
     Each batch weighs about a quarter of a worker's share, so a worker that
     drew light batches takes more of them and the workers finish together;
     a name heavier than that is a batch of its own, started first, so it
-    never runs alone at the end while the other workers idle.  MOST caps
-    the names in a batch.  LEAST is the weight a batch reaches at least
-    when a batch has a cost of its own (a program to start): a small pass
-    is cut into a batch per worker, not into four per worker.
+    never runs alone at the end while the other workers idle.  LEAST is
+    the weight a batch reaches at least when a batch has a cost of its own
+    (a program to start): a small run is cut into a batch per worker, not
+    into four per worker.
     """
     ordered = sorted(weights, key=lambda name: (-weights[name], name))
     total = sum(weights.values())
@@ -23,7 +23,7 @@ def heaviest_first(weights: dict[str, float], jobs: int,
     for name in ordered:
         current.append(name)
         weight += weights[name]
-        if weight >= target or (most is not None and len(current) >= most):
+        if weight >= target:
             batches.append(current)
             current, weight = [], 0.0
     if current:

@@ -218,8 +218,8 @@ def combine_rules(cocci_files: list[Path]) -> str:
 # fork once the program is read (Coccinelle's parmap, one file at a time,
 # costliest first): a spatch start costs 1.0-1.25 s of reading the fact
 # program, and 6.1's facts, cut into eight chunks of their own spatch,
-# paid it eight times (61.6 s of processor time for 183 files, 50.2 s as
-# one spatch; 7 December).  Parmap keeps each process's stdout and stderr
+# paid it eight times (183 files: 62.5-68.9 s of processor time, as one
+# spatch 54.1-58.7 s; 7 December).  Parmap keeps each process's stdout and stderr
 # in files under --tmp-dir and prints them one after the other at the end,
 # so neither records nor a file's parse report interleave.
 #
