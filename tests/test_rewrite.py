@@ -24,7 +24,7 @@ from sem2mutex.tools.cache import ResultCache
 from sem2mutex.tools.linediff import changed_blocks
 from sem2mutex.model import Init, Instance, Location, Reason, SemClass, Site, Verdict
 from sem2mutex.progress import Progress
-from sem2mutex.series.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, DROPPED, KEPT, MUTEX,
+from sem2mutex.series.rewrite import (line_changed, ADDED, ALREADY, COUNTING, CONVERTED, DROPPED, KEPT, MUTEX,
                                       NOT_ADDED, NOT_CONVERTED, PRESENT, REPLACED,
                                       Edit, RewritePlan, apply_rewrite, plan_rewrite)
 
@@ -536,6 +536,17 @@ def test_plan_line_shifts_map_both_ways():
     assert plan.audit_line("f.c", 4) == 3
     plan.record_changes("f.c", changed_blocks(b"a\nb1\nb2\nc\nd\n", b"i\na\nb1\nb2\nc\nd\n"))
     assert [plan.current_line("f.c", n) for n in (1, 2, 3, 4)] == [2, 3, 5, 6]
+
+
+def test_a_rewritten_line_is_one_a_changed_block_covers():
+    # line 2 rewritten in place, a line added after line 4: the transform
+    # takes spatch's record of line 2 as done, and re-reads for line 3
+    blocks = changed_blocks(b"a\nb\nc\nd\n", b"a\nB\nc\nd\n#include\n")
+    assert [line_changed(n, blocks) for n in (1, 2, 3, 4, 5)] == \
+        [False, True, False, False, False]
+    grown = changed_blocks(b"a\nb\nc\n", b"a\nb1\n  b2\nc\n")  # broken over two lines
+    assert [line_changed(n, grown) for n in (1, 2, 3)] == [False, True, False]
+    assert not line_changed(1, [])
 
 
 def test_changed_blocks_are_minimal_and_rebuild_the_new_file(tmp_path):

@@ -52,7 +52,7 @@ from sem2mutex.tools.grep import GrepMemo, files_including, files_with_words
 from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS
 from sem2mutex.tools.lexer import directives
 from sem2mutex.tools.fs import replace_file, unshare
-from sem2mutex.tools.linediff import changed_blocks
+from sem2mutex.tools.linediff import Block, changed_blocks
 from sem2mutex.tools.cache import ResultCache
 from sem2mutex.tools.spatch import ParseError, SpatchRun, run_rules
 
@@ -437,7 +437,9 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
     rules of the same run see there name that file, not the one in the plan,
     and they leave the function alone.  The next run picks up what is left
     (at the lines the plan now maps the audit's to); a run that converts
-    nothing ends the loop.
+    nothing ends the loop.  An edit is done when the run's records say a
+    rule rewrote its position and its line changed; only the files of the
+    other edits are read again (rewrite_state.cocci) to tell.
     """
     files = sorted({e.file for e in pending})
     for f in files:
@@ -455,8 +457,10 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
         reading = report_before and before is None
         todo = sorted({e.file for e in remaining})
         now_at: dict[tuple[str, int, str], list[Edit]] = defaultdict(list)
+        now_line: dict[Edit, int] = {}
         for e in remaining:
             now_at[plan.moved(e).key].append(e)
+            now_line[e] = plan.moved(e).line
         plan_file = write_plan_file(scratch, tree, [plan.moved(e) for e in remaining], [])
         # rewrite_state.cocci first: its rules see the files before any change
         run = run_spatch(spatch, (STATE_COCCI if reading else []) + TRANSFORM_COCCI,
@@ -477,20 +481,28 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
         for f, messages in run.parse_errors.items():
             errors.setdefault(os.path.relpath(f, tree), messages)
         changed_now = []
+        blocks: dict[str, list[Block]] = {}
         for f in todo:
             data = (tree / f).read_bytes()
             if data != last[f]:
-                plan.record_changes(f, changed_blocks(last[f], data, cache))
+                blocks[f] = changed_blocks(last[f], data, cache)
+                plan.record_changes(f, blocks[f])
                 last[f] = data
                 changed_now.append(f)
         if not remaining:
             break
         if ahead is not None:
             ahead.files([f for f in changed_now if str(tree / f) in run.parse_errors])
-        state = read_state(tree, sorted({e.file for e in remaining}), spatch, jobs, cache)
-        for f, messages in state.parse_errors.items():
-            errors.setdefault(f, messages)
-        left = [e for e in remaining if not is_rewritten(plan.moved(e), state.files[e.file])]
+        # Spatch said it rewrote these, and their lines changed: no need to
+        # parse their files again to know it.  The others' files are read.
+        unsure = [e for e in remaining
+                  if not (e in touched and line_changed(now_line[e], blocks.get(e.file, [])))]
+        left = []
+        if unsure:
+            state = read_state(tree, sorted({e.file for e in unsure}), spatch, jobs, cache)
+            for f, messages in state.parse_errors.items():
+                errors.setdefault(f, messages)
+            left = [e for e in unsure if not is_rewritten(plan.moved(e), state.files[e.file])]
         if len(left) == len(remaining):
             break
         remaining = left
@@ -509,6 +521,11 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
         unplanned += unplanned_lines(f, data, last[f], planned, cache)
     return TransformRun(outcomes, changed, shifts_before, unplanned, errors,
                         before, status, strayed)
+
+
+def line_changed(line: int, blocks: list[Block]) -> bool:
+    """Whether LINE (1-based, in the file before) is among BLOCKS' old lines."""
+    return any(b.old_start < line <= b.old_end for b in blocks)
 
 
 def initial_status(plan: RewritePlan, before: TreeState
