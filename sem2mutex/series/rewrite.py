@@ -442,6 +442,9 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
     other edits are read again (rewrite_state.cocci) to tell.
     """
     files = sorted({e.file for e in pending})
+    # the files whose #include lines the include step may need: lexed ahead
+    declaring_mutexes = {e.file for e in pending
+                         if e.to == MUTEX and e.op in (DECLARATION, "DEFINE_SEMAPHORE")}
     for f in files:
         unshare(tree / f)
     originals = {f: (tree / f).read_bytes() for f in files}
@@ -492,7 +495,8 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
         if not remaining:
             break
         if ahead is not None:
-            ahead.files([f for f in changed_now if str(tree / f) in run.parse_errors])
+            ahead.files([f for f in changed_now if str(tree / f) in run.parse_errors
+                         and (f in declaring_mutexes or includes_semaphore_h(f, before))])
         # Spatch said it rewrote these, and their lines changed: no need to
         # parse their files again to know it.  The others' files are read.
         unsure = [e for e in remaining
@@ -521,6 +525,15 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
         unplanned += unplanned_lines(f, data, last[f], planned, cache)
     return TransformRun(outcomes, changed, shifts_before, unplanned, errors,
                         before, status, strayed)
+
+
+def includes_semaphore_h(f: str, before: TreeState | None) -> bool:
+    """Whether F includes <linux/semaphore.h>, as far as BEFORE (the state
+    read before the transform, which leaves includes alone) knows: a file
+    it did not read may."""
+    if before is None or f not in before.files:
+        return True
+    return before.files[f].header_line("semaphore") is not None
 
 
 def line_changed(line: int, blocks: list[Block]) -> bool:
