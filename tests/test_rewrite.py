@@ -24,9 +24,11 @@ from sem2mutex.tools.cache import ResultCache
 from sem2mutex.tools.linediff import changed_blocks
 from sem2mutex.model import Init, Instance, Location, Reason, SemClass, Site, Verdict
 from sem2mutex.progress import Progress
-from sem2mutex.series.rewrite import (line_changed, ADDED, ALREADY, COUNTING, CONVERTED, DROPPED, KEPT, MUTEX,
+from sem2mutex.series.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, DROPPED, KEPT, MUTEX,
                                       NOT_ADDED, NOT_CONVERTED, PRESENT, REPLACED,
-                                      Edit, RewritePlan, apply_rewrite, plan_rewrite)
+                                      Edit, EditOutcome, FileState, RewritePlan, TreeState,
+                                      apply_rewrite, line_changed, not_seen_rewritten,
+                                      plan_rewrite)
 
 REWRITE_DIR = REPO / "tests" / "rewrite"
 OWN_TREE = REWRITE_DIR / "tree"
@@ -547,6 +549,22 @@ def test_a_rewritten_line_is_one_a_changed_block_covers():
     grown = changed_blocks(b"a\nb\nc\n", b"a\nb1\n  b2\nc\n")  # broken over two lines
     assert [line_changed(n, grown) for n in (1, 2, 3)] == [False, True, False]
     assert not line_changed(1, [])
+
+
+def test_a_converted_edit_the_read_after_does_not_show_is_unconfirmed():
+    plan = plan_rewrite([instance("static:a.c:n", SemClass.MUTEX, [site("a.c", 20, "down")])])
+    call = next(e for e in plan.edits if e.op == "down")
+    done, left = FileState(), FileState()
+    done.add(20, "mutex_lock", 9, "n")
+    left.add(20, "down", 9, "n")
+    outcomes = {call: EditOutcome(call, CONVERTED)}
+    assert not_seen_rewritten(plan, outcomes, TreeState({"a.c": done}, {})) == []
+    assert not_seen_rewritten(plan, outcomes, TreeState({"a.c": left}, {})) == [
+        "a.c:20 down() on n -> mutex_lock(): not seen rewritten by the read after the transform"]
+    assert not_seen_rewritten(plan, outcomes, TreeState({}, {})) == []  # a file not read
+    # an edit not converted is reported as such, not here
+    assert not_seen_rewritten(plan, {call: EditOutcome(call, NOT_CONVERTED)},
+                              TreeState({"a.c": left}, {})) == []
 
 
 def test_changed_blocks_are_minimal_and_rebuild_the_new_file(tmp_path):

@@ -929,6 +929,16 @@ def confirm(tree: Path, work: RewritePlan, includes: list[IncludeOutcome],
     return final_includes, final_realigned, problems
 
 
+def not_seen_rewritten(work: RewritePlan, outcomes: dict[Edit, EditOutcome],
+                       state: TreeState) -> list[str]:
+    """The converted edits in the files STATE read that it does not show
+    rewritten at their line (STATE: read right after the transform)."""
+    return [f"{work.moved(e).describe()}: not seen rewritten by the read after the transform"
+            for e, o in outcomes.items()
+            if o.status == CONVERTED and e.file in state.files
+            and not is_rewritten(work.moved(e), state.files[e.file])]
+
+
 def record_demotions(plan: RewritePlan, work: RewritePlan) -> None:
     """Carry the demotions decided while applying WORK back into PLAN, so
     the next call with PLAN does not try those mutex conversions again."""
@@ -1018,6 +1028,8 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
         before_finish = {f: (tree / f).read_bytes() for f in touched}
         state = read_state(tree, sorted(touched), spatch, jobs, cache) if touched \
             else TreeState({}, {})
+        # the transform took spatch's records for these edits: this read checks them
+        unseen = not_seen_rewritten(work, outcomes, state)
         realigned = realign_declarations(tree, work, outcomes, moved_before, pristine,
                                          before, state)
         ahead.finish()
@@ -1028,6 +1040,7 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
                                                        changed, spatch, jobs, scratch, heads,
                                                        cache)
     files_changed = set(run.originals) | changed
+    unconfirmed = unseen + unconfirmed
     by_instance: dict[str, list[EditOutcome]] = defaultdict(list)
     for e, o in outcomes.items():  # at their lines once the includes are in
         by_instance[e.instance].append(replace(o, edit=work.moved(e)))
