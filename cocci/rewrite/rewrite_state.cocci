@@ -10,8 +10,10 @@
 /// One JSON object per line on stdout.
 ///
 /// sem2mutex runs it before a rewrite, to know what is still to do (a tree
-/// that already carries the rewrite has nothing left), and after it, to
-/// check that every planned position was rewritten, to align the members
+/// that already carries the rewrite has nothing left), and after it, on
+/// the files that declare a mutex or include <linux/semaphore.h> and on
+/// those with a planned position the rewrite's own records do not show
+/// rewritten: to check the planned positions there, to align the members
 /// it retyped, and to tell which files still need <linux/semaphore.h> and
 /// which now need <linux/mutex.h>.
 //
