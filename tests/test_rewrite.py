@@ -27,8 +27,8 @@ from sem2mutex.progress import Progress
 from sem2mutex.series.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, DROPPED, KEPT, MUTEX,
                                       NOT_ADDED, NOT_CONVERTED, PRESENT, REPLACED,
                                       Edit, EditOutcome, FileState, RewritePlan, TreeState,
-                                      apply_rewrite, line_changed, not_seen_rewritten,
-                                      plan_rewrite)
+                                      apply_rewrite, includes_semaphore_h, line_changed,
+                                      not_seen_rewritten, plan_rewrite)
 
 REWRITE_DIR = REPO / "tests" / "rewrite"
 OWN_TREE = REWRITE_DIR / "tree"
@@ -549,6 +549,16 @@ def test_a_rewritten_line_is_one_a_changed_block_covers():
     grown = changed_blocks(b"a\nb\nc\n", b"a\nb1\n  b2\nc\n")  # broken over two lines
     assert [line_changed(n, grown) for n in (1, 2, 3)] == [False, True, False]
     assert not line_changed(1, [])
+
+
+def test_includes_semaphore_h_as_the_state_before_says():
+    with_h, without = FileState(), FileState()
+    with_h.includes[3].add("semaphore")
+    without.includes[3].add("linux")
+    before = TreeState({"a.c": with_h, "b.c": without}, {})
+    assert [includes_semaphore_h(f, before) for f in ("a.c", "b.c", "c.c")] == \
+        [True, False, True]                    # a file the state did not read may
+    assert includes_semaphore_h("b.c", None)   # no state read before: any file may
 
 
 def test_a_converted_edit_the_read_after_does_not_show_is_unconfirmed():

@@ -462,8 +462,9 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
         now_at: dict[tuple[str, int, str], list[Edit]] = defaultdict(list)
         now_line: dict[Edit, int] = {}
         for e in remaining:
-            now_at[plan.moved(e).key].append(e)
-            now_line[e] = plan.moved(e).line
+            moved = plan.moved(e)
+            now_at[moved.key].append(e)
+            now_line[e] = moved.line
         plan_file = write_plan_file(scratch, tree, [plan.moved(e) for e in remaining], [])
         # rewrite_state.cocci first: its rules see the files before any change
         run = run_spatch(spatch, (STATE_COCCI if reading else []) + TRANSFORM_COCCI,
@@ -1023,8 +1024,7 @@ def apply_rewrite(tree: Path, plan: RewritePlan, spatch: Path, jobs: int,
         # transform does not touch includes: the state read before it says)
         # can need the realignment or an include change.
         touched = {f for f in (set(run.originals) | mutex_files) & present
-                   if f in mutex_files or f not in before.files
-                   or before.files[f].header_line("semaphore")}
+                   if f in mutex_files or includes_semaphore_h(f, before)}
         before_finish = {f: (tree / f).read_bytes() for f in touched}
         state = read_state(tree, sorted(touched), spatch, jobs, cache) if touched \
             else TreeState({}, {})
