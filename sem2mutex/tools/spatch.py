@@ -94,11 +94,16 @@ def python_for_spatch() -> list[str]:
 PYTHON = python_for_spatch()
 
 
-# OCaml's garbage collector, told to let the heap grow a little more
-# before it works (space_overhead 200): the fact rules over 60 files of
-# 2.6.11 took 21.2 s instead of 24.1 s (medians of five, 100 MB at most
-# instead of 85).  A user's own OCAMLRUNPARAM wins.
-OCAML_GC = {"OCAMLRUNPARAM": "o=200"}
+# OCaml's garbage collector, told to let the heap grow more before it
+# works (space_overhead 400; spatch's OCaml 4.13 has 80): the fact rules
+# over 60 files of 2.6.11 took 21.2 s at 200 instead of 24.1 s at 80
+# (medians of five, 100 MB at most instead of 85); 6.1's fact pass over
+# its four biggest files, one job, three runs each in turn: 8.5-8.9 s of
+# processor time at 400, 9.3-10.2 s at 200 (252 MB at most instead of
+# 201); its whole fact pass, two jobs: medians of three 49.5 s and 53.6 s.
+# A bigger minor heap was slower (s=512k, s=1M).  A user's own
+# OCAMLRUNPARAM wins.
+OCAML_GC = {"OCAMLRUNPARAM": "o=400"}
 
 
 # spatch's parser needs stack in proportion to a file's top-level
