@@ -6,8 +6,11 @@
 # run (it takes about seven minutes on 2 cores); SKIP_6_1=1 measures only
 # the 2.6.x tree.  Each run also prints the processor time it used (user +
 # system, of every process it started): that over the number of CPUs is
-# the least wall time the same work can take on this machine.  Prints
-# figures; asserts nothing.
+# the least wall time the same work can take on this machine.  Before
+# each run it times a fixed Python loop on one core, the machine's pace:
+# this machine's pace changes within the hour (the same audit took 130 s
+# and 180 s on one afternoon), and runs are only comparable at a like
+# pace.  Prints figures; asserts nothing.
 #
 #   SEM2MUTEX_TREE_2_6=/path/to/linux-2.6.11 benchmarks/cold.sh
 set -eu
@@ -36,6 +39,13 @@ cold_run() {  # ARGS... ; convert.py with a cache of its own, emptied first
 	rm -rf "$work/cache" "$work/out"
 	SEM2MUTEX_CACHE="$work/cache" timed ./convert.py -q -o "$work/out" \
 		--identity "$identity" "$@"
+}
+
+pace() {  # seconds a fixed loop takes on one core: the machine's pace now
+	/usr/bin/python3 -c 'import time
+start = time.monotonic()
+sum(i * i for i in range(30_000_000))
+print(f"{time.monotonic() - start:.2f}")'
 }
 
 median() {
@@ -70,19 +80,22 @@ by_hand() {  # TREE ; one facts rule over the whole tree, as a user would run it
 
 report() {  # LABEL TREE ARGS...
 	label=$1 t=$2; shift 2
-	times="" cpu=""
+	times="" cpu="" paces=""
 	i=0
 	while [ "$i" -lt "$runs" ]; do
+		p=$(pace)
 		one=$(cold_run "$t" "$@")
-		echo "  run $((i + 1)): ${one% *} s, processor time ${one#* } s" >&2
+		echo "  run $((i + 1)): ${one% *} s, processor time ${one#* } s, pace $p s" >&2
 		times="$times ${one% *}"
 		cpu="$cpu ${one#* }"
+		paces="$paces $p"
 		i=$((i + 1))
 	done
 	med=$(median $times)
 	echo "$label: $med on $(nproc) CPUs"
 	echo "  processor time: $(median $cpu), at least $(least $cpu) s of wall time" \
 		"on $(nproc) CPUs"
+	echo "  pace (a fixed loop on one core, before each run): $(median $paces)"
 	if [ "${HAND:-1}" != 0 ]; then
 		# timed even when spatch fails (on the whole 6.1 tree one of its
 		# -j workers died with End_of_file once): said, not fatal
