@@ -48,12 +48,13 @@ sum(i * i for i in range(30_000_000))
 print(f"{time.monotonic() - start:.2f}")'
 }
 
-median() {
+median() {  # [-2] SECONDS... ; their median and each, to 1 decimal (-2: to 2)
 	/usr/bin/python3 - "$@" <<'PY'
 import statistics, sys
-times = [float(x) for x in sys.argv[1:]]
-shown = ", ".join(f"{t:.1f}" for t in times)
-print(f"{statistics.median(times):.1f} s (runs: {shown})")
+digits = 2 if sys.argv[1] == "-2" else 1
+times = [float(x) for x in sys.argv[1:] if x != "-2"]
+shown = ", ".join(f"{t:.{digits}f}" for t in times)
+print(f"{statistics.median(times):.{digits}f} s (runs: {shown})")
 PY
 }
 
@@ -95,7 +96,7 @@ report() {  # LABEL TREE ARGS...
 	echo "$label: $med on $(nproc) CPUs"
 	echo "  processor time: $(median $cpu), at least $(least $cpu) s of wall time" \
 		"on $(nproc) CPUs"
-	echo "  pace (a fixed loop on one core, before each run): $(median $paces)"
+	echo "  pace (a fixed loop on one core, before each run): $(median -2 $paces)"
 	if [ "${HAND:-1}" != 0 ]; then
 		# timed even when spatch fails (on the whole 6.1 tree one of its
 		# -j workers died with End_of_file once): said, not fatal
