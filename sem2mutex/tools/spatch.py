@@ -98,12 +98,12 @@ PYTHON = python_for_spatch()
 # works (space_overhead 400; spatch's OCaml 4.13 has 80): the fact rules
 # over 60 files of 2.6.11 took 21.2 s at 200 instead of 24.1 s at 80
 # (medians of five, 100 MB at most instead of 85); 6.1's fact pass over
-# its four biggest files, one job, the settings in turn, two rounds an
-# hour apart: 8.2-8.5 s (one run 10.1 s) and 8.5-8.9 s of processor time
-# at 400, 8.7-8.9 s and 9.3-10.2 s at 200 (252 MB at most instead of
-# 201); its whole fact pass, two jobs: medians of three 49.5 s and 53.6 s.
-# A bigger minor heap was slower (s=512k, s=1M).  A user's own
-# OCAMLRUNPARAM wins.
+# its four biggest files, one job, the settings in turn, two rounds:
+# 8.2-8.5 s (one run 10.1 s) and 8.5-8.9 s of processor time at 400,
+# 8.7-8.9 s and 9.3-10.2 s at 200 (252 MB at most instead of 201); its
+# whole fact pass, two jobs: medians of three 49.5 s and 53.6 s.  A
+# smaller or bigger minor heap was slower (s=128k, s=512k, s=1M).  A
+# user's own OCAMLRUNPARAM wins.
 OCAML_GC = {"OCAMLRUNPARAM": "o=400"}
 
 
