@@ -8,7 +8,7 @@
 # system, of every process it started): that over the number of CPUs is
 # the least wall time the same work can take on this machine.  Before
 # each run it times a fixed Python loop on one core, the machine's pace:
-# this machine's pace changes within the hour (the same audit took 130 s
+# this machine's pace changes within the hour (the 2.6.11 audit took 130 s
 # and 180 s on one afternoon), and runs are only comparable at a like
 # pace.  Prints figures; asserts nothing.
 #
