@@ -33,6 +33,7 @@ from sem2mutex.errors import MissingTool, SpatchError
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.progress import Progress
 from sem2mutex.tools.cache import ResultCache, file_digest, no_cache
+from sem2mutex.tools.isos import UNUSED_ISOS, disabled_isos
 
 # The kernel constructs spatch's own standard.h does not cover (README there).
 MACRO_FILE = COCCI_DIR / "kernel-macros.h"
@@ -128,8 +129,11 @@ def raise_stack_limit(want: int = SPATCH_STACK_BYTES) -> None:
 
 
 def launch(spatch: Path, args: list[str], cwd: Path,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+           env: dict[str, str] | None = None,
+           isos_off: tuple[str, ...] = UNUSED_ISOS) -> subprocess.CompletedProcess:
     """Start spatch with ARGS in CWD and wait for it (output captured).
+    A semantic patch is read with the isomorphisms ISOS_OFF turned off
+    (by default those no rule of sem2mutex's uses: isos.py).
 
     The output goes to files, read once spatch is done: spatch writes a
     line at a time (a record, a token: 100,000 writes for a big file's
@@ -138,8 +142,10 @@ def launch(spatch: Path, args: list[str], cwd: Path,
     2.6.11 one after the other, twice: 10.1 and 11.3 s through pipes, 8.9
     and 10.3 s through files)."""
     python = PYTHON if "--sp-file" in args and "--python" not in args else []
+    isos = disabled_isos(isos_off) if "--sp-file" in args or "--parse-cocci" in args else []
     with output_file() as out, output_file() as err:
-        done = subprocess.run([str(spatch), *python, *args], cwd=cwd, stdout=out, stderr=err,
+        done = subprocess.run([str(spatch), *python, *isos, *args], cwd=cwd, stdout=out,
+                              stderr=err,
                               env={**OCAML_GC, **os.environ, **(env or {})},
                               stdin=subprocess.DEVNULL, check=False)
         return subprocess.CompletedProcess(done.args, done.returncode,
@@ -179,6 +185,30 @@ def token_dump(spatch: Path, tree: Path, rel: str) -> str:
     if done.returncode != 0:
         raise SpatchError(spatch_failure(done, f"{rel} (its lexer, --tokens-c)"))
     return done.stderr
+
+
+# --parse-cocci prints a program only when some rule of it transforms: a
+# rule removing a call no code makes makes a program of fact rules one.
+NO_OP_TRANSFORMATION = "\n\n@sem2mutex_no_op@\n@@\n- sem2mutex_no_such_call();\n"
+TRANSFORMING_LINE = re.compile(r"^[-+*]", re.M)
+VIRTUAL_LINE = re.compile(r"^virtual\s+(.*)$", re.M)
+
+
+def expanded_rules(spatch: Path, program_text: str, scratch: Path,
+                   isos_off: tuple[str, ...]) -> str:
+    """PROGRAM_TEXT's rules as spatch expands them with the isomorphisms
+    (spatch --parse-cocci), ISOS_OFF turned off and every virtual the
+    program declares defined.  SCRATCH: a directory for the program."""
+    text = program_text if TRANSFORMING_LINE.search(program_text) \
+        else program_text + NO_OP_TRANSFORMATION
+    program = scratch / "expanded.cocci"
+    program.write_text(text)
+    virtuals = sorted({v.strip() for line in VIRTUAL_LINE.findall(text) for v in line.split(",")})
+    done = launch(spatch, ["--parse-cocci", str(program),
+                           *[a for v in virtuals for a in ("-D", v)]], scratch, isos_off=isos_off)
+    if done.returncode != 0:
+        raise SpatchError(spatch_failure(done, f"{program} (--parse-cocci)"))
+    return done.stdout
 
 
 def reader_digest() -> str:
