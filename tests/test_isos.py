@@ -48,8 +48,8 @@ def test_the_isomorphisms_turned_off_apply_to_no_rule(name, tmp_path):
     text = PROGRAMS[name]
     spatch = find_spatch()
     standard = expanded_rules(spatch, text, tmp_path, isos_off=())
-    # the expansion shows the program's rules: an empty one would compare equal
-    assert rule_names(text) & rule_names(standard)
+    # the expansion shows every rule: an empty one would compare equal
+    assert rule_names(text) <= rule_names(standard)
     assert expanded_rules(spatch, text, tmp_path, isos_off=UNUSED_ISOS) == standard
 
 

@@ -188,7 +188,7 @@ def token_dump(spatch: Path, tree: Path, rel: str) -> str:
 
 
 # --parse-cocci prints a program only when some rule of it transforms: a
-# rule removing a call no code makes makes a program of fact rules one.
+# rule removing a call no kernel code has makes a program of fact rules one.
 NO_OP_TRANSFORMATION = "\n\n@sem2mutex_no_op@\n@@\n- sem2mutex_no_such_call();\n"
 TRANSFORMING_LINE = re.compile(r"^[-+*]", re.M)
 VIRTUAL_LINE = re.compile(r"^virtual\s+(.*)$", re.M)
