@@ -4,10 +4,10 @@ spatch tries every isomorphism of standard.iso on every rule of a program
 as it reads it.  Of its 51, 31 apply to none of sem2mutex's rules: they
 add no variant to any rule, so turning them off (--disable-iso) changes
 no match, only the reading.  A spatch start with the fact program costs
-0.58-0.81 s of processor time instead of 0.86-1.28 s, one with
-wrapper_pairing.cocci 0.35 s instead of 0.47 s (benchmarks/startup.sh,
-two runs); a cold 6.1 audit reads the fact program twice and the
-wrapper rules seven times.
+0.58-0.81 s of processor time instead of 0.86-1.28 s (benchmarks/startup.sh,
+two runs), one with wrapper_pairing.cocci 0.35 s instead of 0.47 s (the
+first run); a cold 6.1 audit reads the fact program twice and the wrapper
+rules seven times.
 
 That they apply to no rule is checked, not assumed: spatch --parse-cocci
 prints each rule as the isomorphisms expanded it, and tests/test_isos.py
