@@ -24,6 +24,7 @@ from sem2mutex.series.builder import MaintainersAhead, core_files
 from sem2mutex.errors import ToolFailure
 from sem2mutex.tools.cache import ResultCache
 from sem2mutex.tools.kernel_scripts import checkpatch_all, get_maintainer, run_checkpatch
+from sem2mutex.tools.maintainers import MaintainersFile
 
 IDENTITY = "Series Test <series-test@sem2mutex.invalid>"
 KERNEL_SCRIPTS = ["scripts/checkpatch.pl", "scripts/get_maintainer.pl", "scripts/spelling.txt",
@@ -296,6 +297,26 @@ def test_default_series_has_no_checkpatch_error(default_run, default_6_1):
     assert {name: e for name, e in errors.items() if e} == {}
 
 
+
+def test_default_series_cc_lists_equal_the_whole_maintainers_answers(default_run, default_6_1):
+    """get_maintainer.pl reads an excerpt of MAINTAINERS (--mpath): for the
+    file list of every patch of the default series, its answer is the one
+    it gives reading the whole file."""
+    excerpts = MaintainersFile.read(default_6_1 / "MAINTAINERS")
+    lists = [sorted(set(re.findall(r"^diff --git a/(\S+) b/", p.read_text(), re.M)))
+             for p in patches_of(default_run)]
+    lists = [files for files in lists if files]
+    assert len(lists) > 60
+
+    def both(files: list[str]) -> tuple[list[str], list[str]]:
+        return get_maintainer(default_6_1, files), get_maintainer(default_6_1, files,
+                                                                 maintainers=excerpts)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        answers = list(pool.map(both, lists))
+    assert all(whole for whole, _ in answers)
+    assert [whole for whole, _ in answers] == [part for _, part in answers]
+    assert len(excerpts.excerpt(lists[0])) < len((default_6_1 / "MAINTAINERS").read_bytes()) / 4
+
 # --- what a maintainer reads: exports, alignment, includes, messages, verdicts
 
 def test_small_tree_exports_equal_the_diff(small_tree, flag_day, tmp_path):
@@ -436,3 +457,34 @@ def test_maintainers_asked_ahead_are_not_asked_again(tmp_path):
     assert asked.read_text().count("a.c") == 1
     MaintainersAhead(tree, ResultCache(None), [["a.c"]]).stop()  # no cache: asks nothing
     assert asked.read_text().count("a.c") == 1
+
+
+# A get_maintainer.pl that prints the section names of the MAINTAINERS it
+# read (--mpath's, else the tree's), and one with no --mpath at all.
+SECTIONS_SCRIPT = r"""
+my $path = "MAINTAINERS";
+for (my $i = 0; $i < @ARGV; $i++) { $path = $ARGV[$i + 1] if $ARGV[$i] eq "--mpath"; }
+open(my $m, "<", $path) or die; print grep { /^[A-Z ]+$/ } <$m>;
+"""
+OLD_SCRIPT = r"""
+die "invalid argument\n" if grep { $_ eq "--mpath" } @ARGV;
+print "WHOLE FILE READ\n";
+"""
+
+
+def test_get_maintainer_reads_an_excerpt_or_the_whole_file(tmp_path):
+    tree = tmp_path / "linux"
+    (tree / "scripts").mkdir(parents=True)
+    (tree / "drivers/foo").mkdir(parents=True)
+    (tree / "drivers/foo/foo.c").write_text("int foo;\n")
+    (tree / "MAINTAINERS").write_text("FOO\nF:\tdrivers/foo/\n\nBAR\nF:\tdrivers/bar/\n\n"
+                                      "THE REST\nF:\t*\nF:\t*/\n")
+    script = tree / "scripts/get_maintainer.pl"
+    script.write_text(SECTIONS_SCRIPT)
+    excerpts = MaintainersFile.read(tree / "MAINTAINERS")
+    assert get_maintainer(tree, ["drivers/foo/foo.c"]) == ["FOO", "BAR", "THE REST"]
+    assert get_maintainer(tree, ["drivers/foo/foo.c"], maintainers=excerpts) == \
+        ["FOO", "THE REST"]
+    script.write_text(OLD_SCRIPT)  # a script without --mpath: asked again, whole
+    assert get_maintainer(tree, ["drivers/foo/foo.c"], maintainers=excerpts) == \
+        ["WHOLE FILE READ"]

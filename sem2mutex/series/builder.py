@@ -39,7 +39,7 @@ from sem2mutex.paths import REPO_ROOT
 from sem2mutex.tools.cache import ResultCache, file_digest, no_cache
 from sem2mutex.tools.grep import GrepMemo
 from sem2mutex.tools.kernel_scripts import CheckpatchReport, checkpatch_all, get_maintainer
-from sem2mutex.tools.maintainers import Maintainers
+from sem2mutex.tools.maintainers import Maintainers, MaintainersFile
 
 MODES = ("flag-day", "gradual")
 __all__ = ["MODES", "SeriesRequest", "SeriesResult", "generate_series", "series_problem",
@@ -148,14 +148,15 @@ class MaintainersAhead:
     get_maintainer() looks up, so they change no result.  Without a cache
     it does nothing."""
 
-    def __init__(self, tree: Path, cache: ResultCache | None, file_lists: list[list[str]]):
+    def __init__(self, tree: Path, cache: ResultCache | None, file_lists: list[list[str]],
+                 maintainers: MaintainersFile | None = None):
         self.pool: ThreadPoolExecutor | None = None
         if cache is None or cache.root is None:
             return
         self.pool = ThreadPoolExecutor(max_workers=1)
         for files in file_lists:
             # a failure (no perl) is for the real question to meet and report
-            self.pool.submit(get_maintainer, tree, files, cache)
+            self.pool.submit(get_maintainer, tree, files, cache, maintainers)
 
     def stop(self) -> None:
         """Drop the questions not started; wait for the one running."""
@@ -196,7 +197,8 @@ class SeriesBuilder:
         units = conversion_units(self.req.audit.instances, plan, self.maintainers)
         # the core patches run one spatch at a time: the other core asks
         # get_maintainer.pl about the files each unit is to change
-        warming = MaintainersAhead(self.req.tree, self.req.cache, planned_files(plan, units))
+        warming = MaintainersAhead(self.req.tree, self.req.cache, planned_files(plan, units),
+                                   self.maintainers.file)
         try:
             with self.progress.stage("series: core patches"):
                 patches += self.core_patch(repo, core_api.counting_api_change(),
@@ -276,7 +278,8 @@ class SeriesBuilder:
         with self.progress.stage("series: get_maintainer"), \
                 ThreadPoolExecutor(max_workers=max(1, self.req.jobs)) as pool:
             ccs = list(pool.map(lambda view: get_maintainer(self.req.tree, view.files_changed,
-                                                            self.req.cache), views))
+                                                            self.req.cache,
+                                                            self.maintainers.file), views))
         for unit, result, files, cc in zip(units, views, unit_files, ccs):
             results.append(result)
             self.commit_unit(repo, unit, result, files, patches, cc)
@@ -344,7 +347,8 @@ class SeriesBuilder:
                     files: list[str] | None, patches: list[PatchInfo],
                     cc: list[str] | None = None) -> None:
         if cc is None:
-            cc = get_maintainer(self.req.tree, result.files_changed, self.req.cache)
+            cc = get_maintainer(self.req.tree, result.files_changed, self.req.cache,
+                                self.maintainers.file)
         subject, body = conversion_message(unit, result, cc, self.req.identity)
         if repo.commit(subject, body, files):
             patches.append(PatchInfo("", subject, "conversion", result.files_changed,
@@ -353,7 +357,7 @@ class SeriesBuilder:
     def core_patch(self, repo: MiniRepo, change: CoreChange, apply, kind: str = "core"
                    ) -> list[PatchInfo]:
         touched = cached_core_change(self.req.cache, repo.path, change, apply)
-        cc = get_maintainer(self.req.tree, touched, self.req.cache)
+        cc = get_maintainer(self.req.tree, touched, self.req.cache, self.maintainers.file)
         subject, body = core_message(change, self.req.identity, cc)
         if not repo.commit(subject, body):
             return []
