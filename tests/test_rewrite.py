@@ -25,8 +25,8 @@ from sem2mutex.tools.linediff import changed_blocks
 from sem2mutex.model import Init, Instance, Location, Reason, SemClass, Site, Verdict
 from sem2mutex.progress import Progress
 from sem2mutex.series.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, DROPPED, KEPT, MUTEX,
-                                      NOT_ADDED, NOT_CONVERTED, PRESENT, REPLACED,
-                                      Edit, EditOutcome, FileState, RewritePlan, TreeState,
+                                      NOT_ADDED, NOT_CONVERTED, NOT_WANTED, PRESENT, REPLACED,
+                                      SEMAPHORE_LEFT, Edit, EditOutcome, FileState, RewritePlan, TreeState,
                                       apply_rewrite, includes_semaphore_h, line_changed,
                                       not_seen_rewritten, plan_rewrite)
 
@@ -123,6 +123,18 @@ def test_fixture_tree_every_planned_position_rewritten(fixture_run):
     # every class of the audit reached the rewrite
     classes = {i.sem_class for i in fixture_run.audit.instances}
     assert classes == set(SemClass)
+
+
+def test_fixture_tree_files_left_with_semaphores_keep_semaphore_h(fixture_run):
+    """Files whose semaphores all stay (counting, signal, ambiguous) keep
+    <linux/semaphore.h> for that reason, and want no <linux/mutex.h>: the
+    include step reads that off spatch's state, without the lexer."""
+    for f in ("drivers/fixture/counts.c", "drivers/typed/helpers.c", "include/fixture/tdef.h",
+              "fs/fixture/broken.c"):
+        inc = fixture_run.include(f)
+        assert (inc.status, inc.semaphore_h, inc.semaphore_why) == \
+            (NOT_WANTED, KEPT, SEMAPHORE_LEFT), f
+        assert "#include <linux/semaphore.h>" in (fixture_run.tree / f).read_text()
 
 
 def test_fixture_tree_targets_follow_classes(fixture_run):
