@@ -453,7 +453,9 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
     other edits are read again (rewrite_state.cocci) to tell.
     """
     files = sorted({e.file for e in pending})
-    # the files whose #include lines the include step may need: lexed ahead
+    # the files whose #include lines the include step may need (one that
+    # spatch could not parse keeps its <linux/semaphore.h> for that reason,
+    # so only <linux/mutex.h> can bring it there): lexed ahead
     declaring_mutexes = {e.file for e in pending
                          if e.to == MUTEX and e.op in (DECLARATION, "DEFINE_SEMAPHORE")}
     for f in files:
@@ -506,7 +508,7 @@ def transform(tree: Path, plan: RewritePlan, pending: list[Edit], spatch: Path,
             break
         if ahead is not None:
             ahead.files([f for f in changed_now if str(tree / f) in run.parse_errors
-                         and (f in declaring_mutexes or includes_semaphore_h(f, before))])
+                         and f in declaring_mutexes])
         # Spatch said it rewrote these, and their lines changed: no need to
         # parse their files again to know it.  The others' files are read.
         unsure = [e for e in remaining

@@ -1,8 +1,12 @@
-"""Which MAINTAINERS section a file belongs to.
+"""Which MAINTAINERS section a file belongs to, and MAINTAINERS excerpts.
 
 Groups audit entries and conversion patches by subsystem, so that each
 maintainer reviews one group.  The most specific F: pattern wins, as in
-scripts/get_maintainer.pl; Cc lists themselves come from get_maintainer.pl.
+scripts/get_maintainer.pl; Cc lists themselves come from get_maintainer.pl,
+which is handed the excerpt of MAINTAINERS that can concern a patch's
+files (MaintainersFile: the file split as get_maintainer.pl reads it,
+where a blank line does not end a section, unlike parse_maintainers()'s
+grouping by paragraph).
 """
 from __future__ import annotations
 
