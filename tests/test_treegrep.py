@@ -6,9 +6,9 @@ import os
 import pytest
 
 from sem2mutex.tools.cache import ResultCache
-from sem2mutex.tools.grep import (GrepError, GrepMemo, files_with_patterns, grep_by_unit,
-                                  grep_entry, grep_sources, top_level_entries, unit_batches,
-                                  word_lines)
+from sem2mutex.tools.grep import (GrepError, GrepMemo, files_mentioning, files_with_patterns,
+                                  files_with_words, grep_by_unit, grep_entry, grep_sources,
+                                  top_level_entries, unit_batches, word_lines, word_options)
 from sem2mutex.tools.snapshot import TreeSnapshot
 
 
@@ -90,3 +90,33 @@ def test_a_line_in_another_encoding_is_still_found(latin1_tree, tmp_path_factory
     assert grep_sources(latin1_tree, ["-E", "-e", r"\bdown\b"], jobs=2, memo=memo) == expected
     assert word_lines(latin1_tree, ["drivers/old.c"], {"s"}) == {"drivers/old.c": {"s": {3}}}
     assert files_with_patterns(latin1_tree, ["drivers/old.c"], [r"J.rg"]) == {"drivers/old.c"}
+
+
+WORDS_TEXT = ("lock_kernel();\nunlock_kernel(); /* lock */\nxlock_kernel(lock);\n"
+              "lock_kernel_x(); a->lock_kernel = lock_kernel_interruptible;\n")
+
+
+def test_identifiers_are_looked_for_in_one_alternation():
+    assert word_options({"up", "down", "up"}) == ["-w", "-E", "-e", "down|up"]
+    # not an identifier: a pattern of its own, as grep -w -e always read it
+    assert word_options(["down", "a.b"]) == ["-w", "-e", "a.b", "-e", "down"]
+
+
+def test_one_alternation_finds_what_a_pattern_per_word_finds(tmp_path):
+    (tmp_path / "drivers").mkdir()
+    (tmp_path / "drivers" / "w.c").write_text(WORDS_TEXT)
+    (tmp_path / "top.h").write_text(WORDS_TEXT.replace("\n", " ") + "\n")
+    words = {"lock", "lock_kernel", "lock_kernel_interruptible", "unlock_kernel", "never"}
+    per_word = ["-o", "-w", *[a for w in sorted(words) for a in ("-e", w)]]
+    expected = sorted(grep_sources(tmp_path, per_word, jobs=1))
+    assert sorted(grep_sources(tmp_path, ["-o", *word_options(words)], jobs=1)) == expected
+    assert "drivers/w.c:lock_kernel_interruptible" in expected  # the longest at its place
+    assert files_mentioning(tmp_path, words, jobs=2) == {
+        "lock": {"drivers/w.c", "top.h"}, "lock_kernel": {"drivers/w.c", "top.h"},
+        "unlock_kernel": {"drivers/w.c", "top.h"},
+        "lock_kernel_interruptible": {"drivers/w.c", "top.h"}}
+    assert word_lines(tmp_path, ["drivers/w.c"], words) == {"drivers/w.c": {
+        "lock_kernel": {1, 4}, "unlock_kernel": {2}, "lock": {2, 3},
+        "lock_kernel_interruptible": {4}}}
+    assert files_with_words(tmp_path, ["drivers/w.c", "top.h"], ["xlock"]) == []
+    assert files_with_words(tmp_path, ["drivers/w.c", "top.h"], []) == []
