@@ -6,9 +6,10 @@ import os
 import pytest
 
 from sem2mutex.tools.cache import ResultCache
-from sem2mutex.tools.grep import (GrepError, GrepMemo, files_mentioning, files_with_patterns,
-                                  files_with_words, grep_by_unit, grep_entry, grep_sources,
-                                  top_level_entries, unit_batches, word_lines, word_options)
+from sem2mutex.tools.grep import (MAX_ALTERNATION, GrepError, GrepMemo, files_mentioning,
+                                  files_with_patterns, files_with_words, grep_by_unit,
+                                  grep_entry, grep_sources, top_level_entries, unit_batches,
+                                  word_lines, word_options)
 from sem2mutex.tools.snapshot import TreeSnapshot
 
 
@@ -100,6 +101,10 @@ def test_identifiers_are_looked_for_in_one_alternation():
     assert word_options({"up", "down", "up"}) == ["-w", "-E", "-e", "down|up"]
     # not an identifier: a pattern of its own, as grep -w -e always read it
     assert word_options(["down", "a.b"]) == ["-w", "-e", "a.b", "-e", "down"]
+    # too many for one alternation: a pattern each
+    many = [f"name_{i}" for i in range(MAX_ALTERNATION + 1)]
+    assert word_options(many) == ["-w", *[a for w in sorted(many) for a in ("-e", w)]]
+    assert word_options(many[:MAX_ALTERNATION])[:2] == ["-w", "-E"]
 
 
 def test_one_alternation_finds_what_a_pattern_per_word_finds(tmp_path):
