@@ -4,11 +4,12 @@
 # a growing number of names (identifiers sampled from the tree's
 # include/linux, the same sample for both forms), the processor time of
 # each over drivers/ and fs/, and whether they printed the same lines:
-# what MAX_ALTERNATION is chosen from.  On 7 December, the same lines
-# every time; 6.1: 25-150 names 2.1-2.4 s as one alternation against
-# 3.5-4.7 s, 200 2.5 s against 4.7 s, 300 3.6 s against 4.8 s, 600 92.3 s
-# against 5.2 s; 2.6.11: 0.39-0.41 s against 0.66-0.86 s up to 150, 600
-# names 23.9 s against 0.9 s.  Prints figures; asserts nothing.
+# what MAX_ALTERNATION is chosen from.  Around midnight of 7 December,
+# the same lines every time; 6.1: 25-150 names 2.1-2.4 s as one
+# alternation against 3.5-4.7 s, 200 2.5 s against 4.7 s, 300 3.6 s
+# against 4.8 s, 600 92.3 s against 5.2 s; 2.6.11: 0.39-0.41 s against
+# 0.66-0.86 s up to 150, 600 names 23.9 s against 0.9 s.  Prints
+# figures; asserts nothing.
 #
 #   benchmarks/wordgrep.sh [TREE]     (default: the 6.1 tree in the cache)
 set -eu
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/.."
 tree=${1:-${SEM2MUTEX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sem2mutex}/linux-source-6.1}
 [ -d "$tree/drivers" ] || { echo "wordgrep.sh: no kernel tree at $tree" >&2; exit 2; }
 /usr/bin/python3 - "$tree" <<'PY'
-import os, random, resource, subprocess, sys
+import random, resource, subprocess, sys
 from sem2mutex.tools.grep import MAX_ALTERNATION, c_locale
 
 tree = sys.argv[1]

@@ -26,7 +26,8 @@ from sem2mutex.model import Init, Instance, Location, Reason, SemClass, Site, Ve
 from sem2mutex.progress import Progress
 from sem2mutex.series.rewrite import (ADDED, ALREADY, COUNTING, CONVERTED, DROPPED, KEPT, MUTEX,
                                       NOT_ADDED, NOT_CONVERTED, NOT_WANTED, PRESENT, REPLACED,
-                                      SEMAPHORE_LEFT, Edit, EditOutcome, FileState, RewritePlan, TreeState,
+                                      SEMAPHORE_LEFT, Edit, EditOutcome, FileState, RewritePlan,
+                                      TreeState,
                                       apply_rewrite, includes_semaphore_h, line_changed,
                                       not_seen_rewritten, plan_rewrite)
 

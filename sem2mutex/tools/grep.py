@@ -224,11 +224,11 @@ def files_matching(tree: Path, pattern: str, use_git: bool, jobs: int,
 
 # A C identifier: a word grep -w can look for inside one ERE alternation.
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# Beyond some hundreds of names grep's automaton for the alternation grows
-# faster than the text it saves reading: over 400 files of 2.6.11's fs/,
-# 600 names took 4.4-6.3 s as one alternation and 0.15-0.19 s as a
-# pattern each; 300 names about even over drivers/ and fs/, 50-200 names
-# 0.35-0.38 s against 0.52-0.65 s.
+# Beyond some hundreds of names grep's automaton for the alternation costs
+# more than it saves (benchmarks/wordgrep.sh: over 6.1's drivers/ and fs/,
+# 25-150 names 2.1-2.4 s as one alternation against 3.5-4.7 s a pattern
+# each, 300 names 3.6 s against 4.8 s, 600 names 92.3 s against 5.2 s).
+# 2.6.11's mention check looks for 285 names: a pattern each.
 MAX_ALTERNATION = 150
 
 
