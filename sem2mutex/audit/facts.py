@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from sem2mutex.audit.intake import CandidateFiles
@@ -314,16 +315,23 @@ class FactCollector:
         first = by_kind(outputs[0].records)
         # the pointer callers can only add names: these files are lexed anyway
         self.lexer.lex_ahead(self.skipped_mentions(names_declared(first), outputs[0]))
-        pointer_files = sorted(set(self.pointer_callers(api_calls(first))) - set(main_files))
-        if pointer_files:
-            outputs.append(self.runner.run("facts of pointer callers", FACT_RULES,
-                                           pointer_files))
-        typedef_files = self.typedef_users(first.get("typedef", []),
-                                           set(main_files) | set(pointer_files), outputs)
-        facts = facts_from_records([r for out in outputs for r in out.records]
-                                   + self.declared_in_typedef_lists(files.declaring))
+        # What only the prefilter's files decide runs beside the pointer
+        # callers' whole-tree grep and spatch run, each of which leaves a
+        # core idle at times (spatch reads its program on one).
+        with ThreadPoolExecutor(max_workers=1) as beside:
+            in_lists = beside.submit(self.declared_in_typedef_lists, files.declaring)
+            aliases = beside.submit(self.symbol_aliases, files.declaring)
+            pointer_files = sorted(set(self.pointer_callers(api_calls(first)))
+                                   - set(main_files))
+            if pointer_files:
+                outputs.append(self.runner.run("facts of pointer callers", FACT_RULES,
+                                               pointer_files))
+            typedef_files = self.typedef_users(first.get("typedef", []),
+                                               set(main_files) | set(pointer_files), outputs)
+            facts = facts_from_records([r for out in outputs for r in out.records]
+                                       + in_lists.result())
+            facts.symbol_aliases = aliases.result()
         facts.parse_failures = self.parse_failures(semaphore_names(facts), *outputs)
-        facts.symbol_aliases = self.symbol_aliases(files.declaring)
         facts.files_scanned = len(main_files)
         facts.pass2_files = set(main_files) | set(pointer_files) | set(typedef_files)
         facts.parsed_files = set(facts.pass2_files)
