@@ -10,7 +10,6 @@ time, over the files that mention the wrappers.
 from __future__ import annotations
 
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -20,12 +19,14 @@ from sem2mutex.model import FactSet, Instance, Location, Reason, Site
 from sem2mutex.progress import Progress
 from sem2mutex.audit.intake import kernel_files_mentioning
 from sem2mutex.tools.grep import GrepMemo
-from sem2mutex.tools.spatch import SpatchRunner, combine_rules
+from sem2mutex.tools.smpl import kept_to, renamed, tagged
+from sem2mutex.tools.spatch import SpatchRunner, combine_programs, combine_rules
 
 # contexts.cocci too: a wrapper's caller may sit in a file pass 2 never saw,
 # and whether that caller runs in IRQ context matters as much.
 WRAPPER_RULES = [FACTS_DIR / "wrapper_pairing.cocci"]
-WRAPPER_AND_CONTEXT_RULES = WRAPPER_RULES + [FACTS_DIR / "contexts.cocci"]
+CONTEXT_RULES = [FACTS_DIR / "contexts.cocci"]
+WRAPPER_AND_CONTEXT_RULES = WRAPPER_RULES + CONTEXT_RULES
 WRAPPABLE_LOCKS = ("down", "down_interruptible", "down_killable")
 # A lock wrapper doing one of these can fail: it is one only if it returns
 # non-zero then, and its callers must test what it returns.
@@ -178,24 +179,16 @@ class WrapperAnalysis:
         sets = [ws for ws in sets if len(ws.files) <= MAX_WRAPPER_FILES]
         context_records: list[dict] = []
         groups = disjoint_groups(sets)
-        # The groups' spatch runs side by side: each is short, and much of
-        # it is spatch reading its program, on one core (6.1: seven runs of
-        # 0.7-2.1 s one after the other)
-        with ThreadPoolExecutor(max_workers=self.runner.jobs) as pool:
-            checked = [pool.submit(self.check_group, group,
-                                   set().union(*(ws.files for ws in group)), scanned,
-                                   facts.object_macros)
-                       for group in groups]
-        for n, (group, done) in enumerate(zip(groups, checked), 1):
-            records = done.result()
+        records = self.check_groups(groups, scanned, facts.object_macros)
+        for n, group in enumerate(groups, 1):
             for ws in group:
                 # in a group each file is one name set's
-                mine = [r for r in records if r.get("file") in ws.files]
+                mine = [r for r in records if r.get("group") == n and r.get("file") in ws.files]
                 for w in ws.members:
                     apply_wrapper_calls(by_id[w.instance_id], w, mine)
-            context_records += [r for r in records
-                                if r["kind"] in ("callback", "fndef", "fnstatic", "calls")]
             self.progress.step(f"wrappers: {n}/{len(groups)} groups ({len(found)} semaphores)")
+        context_records += [r for r in records
+                            if r["kind"] in ("callback", "fndef", "fnstatic", "calls")]
         return context_records
 
     @staticmethod
@@ -212,23 +205,47 @@ class WrapperAnalysis:
                 files |= mentions.get(name, set())
         return files
 
-    def check_group(self, group: list[WrapperSet], files: set[str],
-                    scanned: set[str], object_macros: set[str]) -> list[dict]:
-        """Pairing of the wrapper calls of GROUP in one spatch run (each
-        file parsed once); contexts only for the files the main pass did
-        not already scan.  OBJECT_MACROS: the object-like macros among
-        the facts' (their bare names are their uses)."""
-        locks = sorted({n for ws in group for n in ws.locks})
-        unlocks = sorted({n for ws in group for n in ws.unlocks})
-        names = WrapperNames(locks, unlocks, sorted(set(locks) & object_macros),
-                             sorted(set(unlocks) & object_macros),
-                             sorted({n for ws in group for w in ws.members for n in w.fallible}))
-        known, new = sorted(files & scanned), sorted(files - scanned)
-        records = self.runner.run_program("wrappers", wrapper_program(WRAPPER_RULES, names),
-                                          known).records
-        records += self.runner.run_program("wrappers", wrapper_program(
-            WRAPPER_AND_CONTEXT_RULES, names), new).records
-        return records
+    def check_groups(self, groups: list[list[WrapperSet]], scanned: set[str],
+                     object_macros: set[str]) -> list[dict]:
+        """Pairing of the wrapper calls of GROUPS in one spatch run, each
+        record with the number of its group (from 1): each group's copy of
+        wrapper_pairing.cocci, renamed, kept to its files and with its
+        names; contexts.cocci kept to the files the main pass did not
+        already scan.  Each file is parsed once and spatch reads one
+        program (6.1: seven runs of 1.0-3.2 s, four of them on one or two
+        files, when each group had its runs; a file in two groups was
+        parsed twice).  OBJECT_MACROS: the object-like macros among the
+        facts' (their bare names are their uses)."""
+        files = sorted(set().union(*(ws.files for group in groups for ws in group)))
+        programs = [GROUP_TAGGED_EMIT] + [
+            tagged(renamed(kept_to(wrapper_program(WRAPPER_RULES,
+                                                   group_names(group, object_macros)),
+                                   sorted(set().union(*(ws.files for ws in group))), "kept"),
+                           f"group{n}_"), "emit", n)
+            for n, group in enumerate(groups, 1)]
+        new = [f for f in files if f not in scanned]
+        if new:
+            programs.append(kept_to(combine_rules(CONTEXT_RULES), new, "unscanned"))
+        return self.runner.run_program("wrappers", combine_programs(programs), files).records
+
+
+# What a group's copy of wrapper_pairing.cocci prints through (smpl.tagged).
+GROUP_TAGGED_EMIT = """virtual report
+
+@initialize:python depends on report@
+@@
+def emit_tagged(group, kind, pos, **fields):
+	emit(kind, pos, group=group, **fields)
+"""
+
+
+def group_names(group: list[WrapperSet], object_macros: set[str]) -> "WrapperNames":
+    """The name sets of GROUP's program."""
+    locks = sorted({n for ws in group for n in ws.locks})
+    unlocks = sorted({n for ws in group for n in ws.unlocks})
+    return WrapperNames(locks, unlocks, sorted(set(locks) & object_macros),
+                        sorted(set(unlocks) & object_macros),
+                        sorted({n for ws in group for w in ws.members for n in w.fallible}))
 
 
 @dataclass(frozen=True)

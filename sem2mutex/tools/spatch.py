@@ -234,15 +234,20 @@ class SpatchOutput:
 
 
 def combine_rules(cocci_files: list[Path]) -> str:
-    """One SmPL program from several single-purpose rule files.
+    """One SmPL program from several single-purpose rule files."""
+    return combine_programs([path.read_text() for path in cocci_files])
+
+
+def combine_programs(programs: list[str]) -> str:
+    """One SmPL program from the texts of several.
 
     `virtual` declarations must come first (after a script rule they would
     be read as python), so they are hoisted and deduplicated.
     """
     virtuals: list[str] = []
     bodies = []
-    for path in cocci_files:
-        lines = path.read_text().splitlines()
+    for text in programs:
+        lines = text.splitlines()
         for line in lines:
             if line.startswith("virtual ") and line not in virtuals:
                 virtuals.append(line)
