@@ -13,13 +13,15 @@ because patches only carry the files they change.
 from __future__ import annotations
 
 import hashlib
-
+import os
 import shutil
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from sem2mutex.errors import CoreApiError, SeriesError
 from sem2mutex.model import ApiEra, Audit, CoreChange, KernelTree
@@ -42,8 +44,8 @@ from sem2mutex.tools.kernel_scripts import CheckpatchReport, checkpatch_all, get
 from sem2mutex.tools.maintainers import Maintainers, MaintainersFile
 
 MODES = ("flag-day", "gradual")
-__all__ = ["MODES", "SeriesRequest", "SeriesResult", "generate_series", "series_problem",
-           "default_identity", "split_identity", "core_files"]
+__all__ = ["MODES", "CoreChangesAhead", "SeriesRequest", "SeriesResult", "generate_series",
+           "series_problem", "default_identity", "split_identity", "core_files"]
 
 
 # ----------------------------------------------------------------- stage
@@ -61,6 +63,7 @@ class SeriesRequest:
     cache: ResultCache = field(default_factory=no_cache)  # spatch, checkpatch, get_maintainer
     memo: GrepMemo | None = None  # the tree's snapshot, for its greps
     maintainers: Maintainers | None = None  # the tree's MAINTAINERS, if read already
+    core_ahead: "CoreChangesAhead | None" = None  # the core patches' work, started early
 
 
 @dataclass
@@ -165,6 +168,69 @@ class MaintainersAhead:
             self.pool = None
 
 
+def core_changes(mode: str, spatch: Path) -> list[tuple[CoreChange, Callable[[Path], list]]]:
+    """The core patches in the order a series applies them, each with the
+    function applying it to a tree; the flag day last, in flag-day mode."""
+    changes = [(core_api.counting_api_change(), partial(core_api.apply_counting_api,
+                                                         spatch=spatch)),
+               (simple_mutex.simple_mutex_change(), partial(simple_mutex.apply_simple_mutex,
+                                                             spatch=spatch))]
+    if mode == "flag-day":
+        changes.append((core_api.flag_day_change(), partial(core_api.apply_flag_day,
+                                                             spatch=spatch)))
+    return changes
+
+
+# How much less than the run's other work the work done ahead weighs: at
+# nice 10 the scheduler gives it about a tenth of a busy core, so it fills
+# the audit's idle moments instead of slowing its spatch passes.
+AHEAD_NICE = 10
+
+
+class CoreChangesAhead:
+    """The core patches' spatch runs done while the audit runs: the core
+    changes applied in order to a scratch copy of the tree's core files, on
+    a thread of its own whose processes run at a low priority, each result
+    landing in the cache under the key the series' core_patch() looks up
+    (the files' content before the change), with get_maintainer.pl's
+    answer for the files it touched; so it changes no result.  The audit's
+    stages leave a core idle at times (a pass's last slow file, spatch
+    reading its program, Python alone): 6.1's core patches took 2.4 s on
+    one core in the series stage.  Without a cache it does nothing."""
+
+    def __init__(self, tree: Path, spatch: Path, mode: str, cache: ResultCache | None):
+        self.pool: ThreadPoolExecutor | None = None
+        if cache is None or cache.root is None:
+            return
+        self.pool = ThreadPoolExecutor(max_workers=1)
+        self.pool.submit(self.apply_all, tree, core_changes(mode, spatch), cache)
+
+    @staticmethod
+    def apply_all(tree: Path, changes: list[tuple[CoreChange, Callable[[Path], list]]],
+                  cache: ResultCache) -> None:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), AHEAD_NICE)
+        scratch = Path(tempfile.mkdtemp(prefix="sem2mutex-core-ahead-"))
+        try:
+            for rel in core_files():
+                if (tree / rel).is_file():
+                    (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(tree / rel, scratch / rel)
+            for change, apply in changes:
+                touched = cached_core_change(cache, scratch, change, apply)
+                get_maintainer(tree, touched, cache)
+        except Exception:  # pylint: disable=broad-except
+            # the series' own core_patch() meets the same failure and reports it
+            return
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def wait(self) -> None:
+        """Wait for the change being applied, so that the series finds it."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+            self.pool = None
+
+
 def export_candidates(repo: MiniRepo) -> list[str]:
     """The files of the series whose exports may differ before and after
     it: those whose diff adds or removes an export line or a conditional,
@@ -199,45 +265,48 @@ class SeriesBuilder:
         # get_maintainer.pl about the files each unit is to change
         warming = MaintainersAhead(self.req.tree, self.req.cache, planned_files(plan, units),
                                    self.maintainers.file)
+        changes = core_changes(self.req.mode, self.req.spatch)
         try:
             with self.progress.stage("series: core patches"):
-                patches += self.core_patch(repo, core_api.counting_api_change(),
-                                           partial(core_api.apply_counting_api,
-                                                   spatch=self.req.spatch))
-                patches += self.core_patch(repo, simple_mutex.simple_mutex_change(),
-                                           partial(simple_mutex.apply_simple_mutex,
-                                                   spatch=self.req.spatch))
+                if self.req.core_ahead is not None:
+                    self.req.core_ahead.wait()
+                for change, apply in changes[:2]:
+                    patches += self.core_patch(repo, change, apply)
             with self.progress.stage("series: rewrite and conversion patches"):
                 results, units = self.convert(repo, plan, units, patches, warming)
         finally:
             warming.stop()
-        if self.req.mode == "flag-day":
+        for change, apply in changes[2:]:
             with self.progress.stage("series: core patches"):
-                patches += self.core_patch(repo, core_api.flag_day_change(),
-                                           partial(core_api.apply_flag_day,
-                                                   spatch=self.req.spatch),
-                                           kind="flag-day")
+                patches += self.core_patch(repo, change, apply, kind="flag-day")
         repo.flush()
         return SeriesResult(patches, results, units, plan, files, repo.path)
 
-    def export_series(self, result: SeriesResult, staging: Path) -> list[Path]:
+    def export_series(self, result: SeriesResult, staging: Path
+                      ) -> tuple[list[Path], list[CheckpatchReport | None]]:
         """git format-patch RESULT into STAGING, and the exported symbols
-        before and after it into RESULT; returns the patch files.  git
-        formats the patches and diffs the whole series while the export
-        check reads it."""
+        before and after it into RESULT; returns the patch files and
+        checkpatch.pl's report on each patch (cover letter aside).  git
+        formats the patches, checkpatch.pl reads them and git diffs the
+        whole series while the export check reads it: the check's spatch
+        runs are short and leave a core idle."""
         repo = MiniRepo(result.repo, self.req.identity)
         self.progress.step("series: exported symbols before and after")
         with ThreadPoolExecutor(max_workers=1) as background:
             shortstat = background.submit(repo.git, "diff", "--shortstat", BASE_TAG, "HEAD")
-            files = background.submit(export_patches, result.repo, result, staging,
-                                      self.req.identity)
+            checked = background.submit(self.format_and_check, result, staging)
             with self.progress.stage("series: exported symbols"):
                 result.exports = diff_exports(self.req.spatch, self.req.tree, repo.path,
                                               export_candidates(repo), self.req.jobs,
                                               cache=self.req.cache, memo=self.req.memo)
-            with self.progress.stage("series: git format-patch"):
+            with self.progress.stage("series: git format-patch, checkpatch"):
                 result.shortstat = shortstat.result().strip()
-                return files.result()
+                return checked.result()
+
+    def format_and_check(self, result: SeriesResult, staging: Path
+                         ) -> tuple[list[Path], list[CheckpatchReport | None]]:
+        files = export_patches(result.repo, result, staging, self.req.identity)
+        return files, checkpatch_all(self.req.tree, files[1:], self.req.cache, self.req.jobs)
 
     def convert(self, repo: MiniRepo, plan: RewritePlan, units: list[ConversionUnit],
                 patches: list[PatchInfo], warming: MaintainersAhead
@@ -432,9 +501,7 @@ def generate_series(req: SeriesRequest, progress: Progress) -> SeriesResult:
         staging = req.outdir / ".series-staging"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        files = builder.export_series(result, staging)
-        with progress.stage("series: checkpatch"):
-            reports = checkpatch_all(req.tree, files[1:], req.cache, req.jobs)
+        files, reports = builder.export_series(result, staging)
         for info, report in zip(result.patches, reports):
             info.checkpatch = report
         if None in reports:
