@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURE_TREE, REPO, load_json, run_convert
-from sem2mutex.series.builder import (CoreChangesAhead, MaintainersAhead, cached_core_change,
+from sem2mutex.series.builder import (MaintainersAhead, SeriesAhead, cached_core_change,
                                       core_changes, core_files)
 from sem2mutex.errors import ToolFailure
 from sem2mutex.tools.cache import ResultCache, no_cache
@@ -504,7 +504,7 @@ def test_core_changes_done_ahead_are_what_the_series_finds(small_tree, tmp_path)
     up, and holds what applying the changes there would give."""
     spatch = find_spatch()
     cache = ResultCache(tmp_path / "cache")
-    ahead = CoreChangesAhead(small_tree, spatch, "flag-day", cache)
+    ahead = SeriesAhead(small_tree, spatch, "flag-day", cache)
     ahead.wait()
     found = copy_core_files(small_tree, tmp_path / "found")
     applied = copy_core_files(small_tree, tmp_path / "applied")
@@ -520,6 +520,6 @@ def test_core_changes_done_ahead_are_what_the_series_finds(small_tree, tmp_path)
 
 
 def test_core_changes_are_not_done_ahead_without_a_cache(small_tree):
-    ahead = CoreChangesAhead(small_tree, find_spatch(), "flag-day", no_cache())
+    ahead = SeriesAhead(small_tree, find_spatch(), "flag-day", no_cache())
     assert ahead.pool is None
     ahead.wait()
