@@ -26,9 +26,8 @@ from sem2mutex.proof.bench import bench_series
 from sem2mutex.proof.boot import BootStageRequest, boot_problem, boot_series
 from sem2mutex.proof.verify import VerifyRequest, verify_series
 from sem2mutex.proof.workspace import read_series
-from sem2mutex.series.builder import (MODES, SeriesAhead, SeriesRequest,
-                                      default_identity, generate_series, series_problem,
-                                      split_identity)
+from sem2mutex.series.builder import (MODES, SeriesRequest, default_identity, generate_series,
+                                      series_problem, split_identity)
 from sem2mutex.tools.cache import ResultCache, no_cache
 from sem2mutex.tools.fs import check_writable_dir, is_within
 from sem2mutex.tools.grep import GrepMemo
@@ -243,32 +242,26 @@ def audit_and_series(args: argparse.Namespace, plan: Plan, progress: Progress) -
     if cache.root is not None:
         with progress.stage("snapshot of the tree"):
             memo = GrepMemo(cache, TreeSnapshot.take(plan.tree.path, skip=NON_KERNEL_TOP_DIRS))
-    ahead = None if args.analyze_only else \
-        SeriesAhead(plan.tree.path, plan.spatch, args.mode, cache, memo, args.jobs)
-    try:
-        audit = analyse(AnalysisRequest(plan.tree, plan.spatch, plan.dirs, plan.verdicts,
-                                        args.jobs, cache, memo), progress)
-        maintainers = Maintainers.load(plan.tree.path)
-        written = write_reports(audit, args.outdir, maintainers)
-        counts = ", ".join(f"{c}: {sum(1 for i in audit.instances if i.sem_class.value == c)}"
-                           for c in ("mutex", "counting", "signal", "ambiguous"))
-        progress.step(f"{len(audit.instances)} instances ({counts}) in {audit.seconds:.1f}s; "
-                      f"wrote {', '.join(str(p) for p in written)}")
-        if args.analyze_only:
-            return None
-        return write_series(args, plan, audit, progress, cache, memo, maintainers, ahead)
-    finally:
-        if ahead is not None:
-            ahead.wait()
+    audit = analyse(AnalysisRequest(plan.tree, plan.spatch, plan.dirs, plan.verdicts, args.jobs,
+                                    cache, memo), progress)
+    maintainers = Maintainers.load(plan.tree.path)
+    written = write_reports(audit, args.outdir, maintainers)
+    counts = ", ".join(f"{c}: {sum(1 for i in audit.instances if i.sem_class.value == c)}"
+                       for c in ("mutex", "counting", "signal", "ambiguous"))
+    progress.step(f"{len(audit.instances)} instances ({counts}) in {audit.seconds:.1f}s; "
+                  f"wrote {', '.join(str(p) for p in written)}")
+    if args.analyze_only:
+        return None
+    return write_series(args, plan, audit, progress, cache, memo, maintainers)
 
 
 def write_series(args: argparse.Namespace, plan: Plan, audit, progress: Progress,
-                 cache: ResultCache, memo: GrepMemo | None, maintainers: Maintainers,
-                 ahead: SeriesAhead | None = None) -> int | None:
+                 cache: ResultCache, memo: GrepMemo | None,
+                 maintainers: Maintainers) -> int | None:
     """Write the series; None when there is nothing to convert."""
     result = generate_series(SeriesRequest(plan.tree.path, audit, args.outdir, plan.spatch,
                                            args.mode, plan.identity, args.jobs,
-                                           cache, memo, maintainers, ahead), progress)
+                                           cache, memo, maintainers), progress)
     if result.nothing_to_convert:
         progress.step("nothing to convert: the tree already carries the series "
                       "(the down_sem() API exists and no old-API user is left)")

@@ -131,7 +131,7 @@ def test_added_and_removed_against_the_rest_of_the_tree(tmp_path):
 
 def test_exporters_from_the_export_lines_grep_kept_for_any_names(tmp_path, monkeypatch):
     """One grep for every export line serves any names, from the cache the
-    second time (the series' work ahead fills it during the audit)."""
+    second time (a rerun's export check greps no unchanged unit)."""
     tree = write(tmp_path / "tree", {
         "Makefile": "VERSION = 6\n",
         "kernel/a.c": "int one, two;\nEXPORT_SYMBOL(one);\nEXPORT_SYMBOL_GPL(two);\n",

@@ -20,13 +20,11 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURE_TREE, REPO, load_json, run_convert
-from sem2mutex.series.builder import (MaintainersAhead, SeriesAhead, cached_core_change,
-                                      core_changes, core_files)
+from sem2mutex.series.builder import MaintainersAhead, core_files
 from sem2mutex.errors import ToolFailure
-from sem2mutex.tools.cache import ResultCache, no_cache
+from sem2mutex.tools.cache import ResultCache
 from sem2mutex.tools.kernel_scripts import checkpatch_all, get_maintainer, run_checkpatch
 from sem2mutex.tools.maintainers import MaintainersFile
-from sem2mutex.tools.spatch import find_spatch
 
 IDENTITY = "Series Test <series-test@sem2mutex.invalid>"
 KERNEL_SCRIPTS = ["scripts/checkpatch.pl", "scripts/get_maintainer.pl", "scripts/spelling.txt",
@@ -490,36 +488,3 @@ def test_get_maintainer_reads_an_excerpt_or_the_whole_file(tmp_path):
     script.write_text(OLD_SCRIPT)  # a script without --mpath: asked again, whole
     assert get_maintainer(tree, ["drivers/foo/foo.c"], maintainers=excerpts) == \
         ["WHOLE FILE READ"]
-
-
-def copy_core_files(tree: Path, dest: Path) -> Path:
-    for rel in core_files():
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(tree / rel, dest / rel)
-    return dest
-
-
-def test_core_changes_done_ahead_are_what_the_series_finds(small_tree, tmp_path):
-    """The work done during the audit lands under the keys the series looks
-    up, and holds what applying the changes there would give."""
-    spatch = find_spatch()
-    cache = ResultCache(tmp_path / "cache")
-    ahead = SeriesAhead(small_tree, spatch, "flag-day", cache)
-    ahead.wait()
-    found = copy_core_files(small_tree, tmp_path / "found")
-    applied = copy_core_files(small_tree, tmp_path / "applied")
-
-    def refuse(root: Path) -> list[str]:
-        raise AssertionError(f"applied again to {root}")
-    for change, apply in core_changes("flag-day", spatch):
-        assert cached_core_change(cache, found, change, refuse) == \
-            cached_core_change(no_cache(), applied, change, apply)
-    pristine = copy_core_files(small_tree, tmp_path / "pristine")
-    assert tree_digest(found) == tree_digest(applied) != tree_digest(pristine)
-    assert "down_sem" in (found / "include/linux/semaphore.h").read_text()
-
-
-def test_core_changes_are_not_done_ahead_without_a_cache(small_tree):
-    ahead = SeriesAhead(small_tree, find_spatch(), "flag-day", no_cache())
-    assert ahead.pool is None
-    ahead.wait()

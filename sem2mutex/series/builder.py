@@ -13,12 +13,9 @@ because patches only carry the files they change.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import tempfile
-import threading
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -32,7 +29,7 @@ from sem2mutex.series.messages import conversion_message, core_message
 from sem2mutex.series.minirepo import BASE_TAG, MiniRepo, default_identity, split_identity
 from sem2mutex.series.prefixes import subject_prefix
 from sem2mutex.series.rewrite import RewritePlan, RewriteResult, apply_rewrite, plan_rewrite
-from sem2mutex.series.exports import ExportDiff, diff_exports, export_lines
+from sem2mutex.series.exports import ExportDiff, diff_exports
 from sem2mutex.series.scope import build_scope, write_cover_letter, write_scope
 from sem2mutex.series.units import (ConversionUnit, conversion_units, file_owners, mutex_in,
                                     unit_view)
@@ -45,8 +42,8 @@ from sem2mutex.tools.kernel_scripts import CheckpatchReport, checkpatch_all, get
 from sem2mutex.tools.maintainers import Maintainers, MaintainersFile
 
 MODES = ("flag-day", "gradual")
-__all__ = ["MODES", "SeriesAhead", "SeriesRequest", "SeriesResult", "generate_series",
-           "series_problem", "default_identity", "split_identity", "core_files"]
+__all__ = ["MODES", "SeriesRequest", "SeriesResult", "generate_series", "series_problem",
+           "default_identity", "split_identity", "core_files"]
 
 
 # ----------------------------------------------------------------- stage
@@ -64,7 +61,6 @@ class SeriesRequest:
     cache: ResultCache = field(default_factory=no_cache)  # spatch, checkpatch, get_maintainer
     memo: GrepMemo | None = None  # the tree's snapshot, for its greps
     maintainers: Maintainers | None = None  # the tree's MAINTAINERS, if read already
-    ahead: "SeriesAhead | None" = None  # the work started during the audit
 
 
 @dataclass
@@ -182,68 +178,6 @@ def core_changes(mode: str, spatch: Path) -> list[tuple[CoreChange, Callable[[Pa
     return changes
 
 
-# How much less than the run's other work the work done ahead weighs: at
-# nice 10 the scheduler gives it about a tenth of a busy core, so it fills
-# the audit's idle moments instead of slowing its spatch passes.
-AHEAD_NICE = 10
-
-
-class SeriesAhead:
-    """The series' work that needs only the tree, done while the audit runs,
-    on a thread of its own whose processes run at a low priority: the core
-    changes applied in order to a scratch copy of the tree's core files,
-    with get_maintainer.pl's answer for the files each touched, and the
-    whole-tree grep for export lines of the export check.  Everything lands
-    in the cache under the keys the series looks up (a core change's key
-    is the files' content before it), so it changes no result.  The
-    audit's stages leave a core idle at times (a pass's last slow file,
-    spatch reading its program, Python alone): on 6.1 the core patches
-    took 2.4 s on one core in the series stage, the export grep 2.1 s.
-    Without a cache it does nothing."""
-
-    def __init__(self, tree: Path, spatch: Path, mode: str, cache: ResultCache | None,
-                 memo: GrepMemo | None = None, jobs: int = 2):
-        self.pool: ThreadPoolExecutor | None = None
-        if cache is None or cache.root is None:
-            return
-        self.pool = ThreadPoolExecutor(max_workers=1)
-        self.pool.submit(self.work, tree, core_changes(mode, spatch), cache, memo, jobs)
-
-    @staticmethod
-    def work(tree: Path, changes: list[tuple[CoreChange, Callable[[Path], list]]],
-             cache: ResultCache, memo: GrepMemo | None, jobs: int) -> None:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), AHEAD_NICE)
-        # a failure here is for the series' own step to meet and report
-        with suppress(Exception):
-            apply_core_changes(tree, changes, cache)
-        if memo is not None:
-            with suppress(Exception):
-                export_lines(tree, jobs, memo)
-
-    def wait(self) -> None:
-        """Wait for the work started, so that the series finds it."""
-        if self.pool is not None:
-            self.pool.shutdown(wait=True)
-            self.pool = None
-
-
-def apply_core_changes(tree: Path, changes: list[tuple[CoreChange, Callable[[Path], list]]],
-                       cache: ResultCache) -> None:
-    """CHANGES applied in order to a scratch copy of TREE's core files, each
-    result kept in CACHE as the series' core_patch() keeps it."""
-    scratch = Path(tempfile.mkdtemp(prefix="sem2mutex-core-ahead-"))
-    try:
-        for rel in core_files():
-            if (tree / rel).is_file():
-                (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(tree / rel, scratch / rel)
-        for change, apply in changes:
-            touched = cached_core_change(cache, scratch, change, apply)
-            get_maintainer(tree, touched, cache)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
 def export_candidates(repo: MiniRepo) -> list[str]:
     """The files of the series whose exports may differ before and after
     it: those whose diff adds or removes an export line or a conditional,
@@ -281,8 +215,6 @@ class SeriesBuilder:
         changes = core_changes(self.req.mode, self.req.spatch)
         try:
             with self.progress.stage("series: core patches"):
-                if self.req.ahead is not None:
-                    self.req.ahead.wait()
                 for change, apply in changes[:2]:
                     patches += self.core_patch(repo, change, apply)
             with self.progress.stage("series: rewrite and conversion patches"):
