@@ -225,7 +225,7 @@ def export_sites(spatch: Path, root: Path, files: list[str], jobs: int,
 
 
 # An export line, whatever it exports: one grep of the whole tree serves
-# every set of names (and can run ahead, while the audit runs).
+# every set of names, and a rerun greps only the units that changed.
 EXPORT_LINE = r"EXPORT_[A-Z_]*SYMBOL[A-Z_]*\("
 
 
