@@ -10,7 +10,7 @@ import pytest
 
 from conftest import REPO
 from sem2mutex.audit.facts import FACT_RULES, typedef_program
-from sem2mutex.audit.wrappers import WRAPPER_AND_CONTEXT_RULES, WrapperNames, wrapper_program
+from sem2mutex.audit.wrappers import CONTEXT_RULES, WRAPPER_RULES, WrapperNames, wrapper_program
 from sem2mutex.series.rewrite import INCLUDE_TEMPLATE, STATE_COCCI, TRANSFORM_COCCI, include_program
 from sem2mutex.tools.isos import UNUSED_ISOS
 from sem2mutex.tools.spatch import combine_rules, expanded_rules, find_spatch, launch
@@ -27,7 +27,7 @@ def programs() -> dict[str, str]:
                          ["dev_lock"])
     found.update({
         "fact program": combine_rules(FACT_RULES),
-        "wrapper program": wrapper_program(WRAPPER_AND_CONTEXT_RULES, names),
+        "wrapper program": wrapper_program(WRAPPER_RULES + CONTEXT_RULES, names),
         "typedef program": typedef_program(["mutex_t", "sem_t"]),
         "rewrite program": combine_rules(STATE_COCCI + TRANSFORM_COCCI),
         "include program": include_program(["<linux/slab.h>", '"local.h"']),

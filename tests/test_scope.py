@@ -17,13 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, default_tree_path, load_json
-from sem2mutex.series import exports as exports_module
-from sem2mutex.series.exports import (built_if, conditions_at, diff_exports, export_sites,
-                                      exporters)
-from sem2mutex.tools import grep as grep_module
-from sem2mutex.tools.cache import ResultCache
-from sem2mutex.tools.grep import GrepMemo
-from sem2mutex.tools.snapshot import TreeSnapshot
+from sem2mutex.series.exports import built_if, conditions_at, diff_exports, export_sites
 from sem2mutex.series.scope import MUTEX_SIMPLE_EXPORTS, Scope, cover_text, scope_markdown
 from sem2mutex.tools.lexer import Directive
 from sem2mutex.tools.spatch import find_spatch
@@ -127,29 +121,6 @@ def test_added_and_removed_against_the_rest_of_the_tree(tmp_path):
     assert {(s.name, s.conditions) for s in diff.lines_added} == \
         {("new_one", ()), ("again_one", ("defined(CONFIG_AGAIN)",))}
     assert diff.conditions_changed == []
-
-
-def test_exporters_from_the_export_lines_grep_kept_for_any_names(tmp_path, monkeypatch):
-    """One grep for every export line serves any names, from the cache the
-    second time (a rerun's export check greps no unchanged unit)."""
-    tree = write(tmp_path / "tree", {
-        "Makefile": "VERSION = 6\n",
-        "kernel/a.c": "int one, two;\nEXPORT_SYMBOL(one);\nEXPORT_SYMBOL_GPL(two);\n",
-        "lib/b.c": "int one_more;\nEXPORT_SYMBOL(one_more);\n/* EXPORT_SYMBOL(three) */\n",
-        "lib/c.c": "int three;\nEXPORT_SYMBOL_NS(three, NS);\n",
-    })
-    spatch = find_spatch()
-    memo = GrepMemo(ResultCache(tmp_path / "cache"), TreeSnapshot.take(tree))
-    assert exporters(spatch, tree, {"one", "three"}, set(), False, 1) == {"one", "three"}
-    assert exporters(spatch, tree, {"one", "two"}, set(), False, 1, memo=memo) == {"one", "two"}
-
-    def no_grep(*args, **kwargs):
-        raise AssertionError("grepped again")
-    monkeypatch.setattr(grep_module, "grep_units", no_grep)
-    assert exporters(spatch, tree, {"one_more", "four"}, set(), False, 1, memo=memo) == \
-        {"one_more"}
-    assert exporters(spatch, tree, {"two"}, {"kernel/a.c"}, False, 1, memo=memo) == set()
-    assert len(exports_module.export_lines(tree, 1, memo)) == 5
 
 
 # --------------------------------------------------- CONFIG_MUTEX_SIMPLE

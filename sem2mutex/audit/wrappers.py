@@ -26,7 +26,6 @@ from sem2mutex.tools.spatch import SpatchRunner, combine_programs, combine_rules
 # and whether that caller runs in IRQ context matters as much.
 WRAPPER_RULES = [FACTS_DIR / "wrapper_pairing.cocci"]
 CONTEXT_RULES = [FACTS_DIR / "contexts.cocci"]
-WRAPPER_AND_CONTEXT_RULES = WRAPPER_RULES + CONTEXT_RULES
 WRAPPABLE_LOCKS = ("down", "down_interruptible", "down_killable")
 # A lock wrapper doing one of these can fail: it is one only if it returns
 # non-zero then, and its callers must test what it returns.

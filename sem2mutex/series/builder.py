@@ -19,7 +19,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 from sem2mutex.errors import CoreApiError, SeriesError
 from sem2mutex.model import ApiEra, Audit, CoreChange, KernelTree
@@ -165,19 +164,6 @@ class MaintainersAhead:
             self.pool = None
 
 
-def core_changes(mode: str, spatch: Path) -> list[tuple[CoreChange, Callable[[Path], list]]]:
-    """The core patches in the order a series applies them, each with the
-    function applying it to a tree; the flag day last, in flag-day mode."""
-    changes = [(core_api.counting_api_change(), partial(core_api.apply_counting_api,
-                                                         spatch=spatch)),
-               (simple_mutex.simple_mutex_change(), partial(simple_mutex.apply_simple_mutex,
-                                                             spatch=spatch))]
-    if mode == "flag-day":
-        changes.append((core_api.flag_day_change(), partial(core_api.apply_flag_day,
-                                                             spatch=spatch)))
-    return changes
-
-
 def export_candidates(repo: MiniRepo) -> list[str]:
     """The files of the series whose exports may differ before and after
     it: those whose diff adds or removes an export line or a conditional,
@@ -212,18 +198,24 @@ class SeriesBuilder:
         # get_maintainer.pl about the files each unit is to change
         warming = MaintainersAhead(self.req.tree, self.req.cache, planned_files(plan, units),
                                    self.maintainers.file)
-        changes = core_changes(self.req.mode, self.req.spatch)
         try:
             with self.progress.stage("series: core patches"):
-                for change, apply in changes[:2]:
-                    patches += self.core_patch(repo, change, apply)
+                patches += self.core_patch(repo, core_api.counting_api_change(),
+                                           partial(core_api.apply_counting_api,
+                                                   spatch=self.req.spatch))
+                patches += self.core_patch(repo, simple_mutex.simple_mutex_change(),
+                                           partial(simple_mutex.apply_simple_mutex,
+                                                   spatch=self.req.spatch))
             with self.progress.stage("series: rewrite and conversion patches"):
                 results, units = self.convert(repo, plan, units, patches, warming)
         finally:
             warming.stop()
-        for change, apply in changes[2:]:
+        if self.req.mode == "flag-day":
             with self.progress.stage("series: core patches"):
-                patches += self.core_patch(repo, change, apply, kind="flag-day")
+                patches += self.core_patch(repo, core_api.flag_day_change(),
+                                           partial(core_api.apply_flag_day,
+                                                   spatch=self.req.spatch),
+                                           kind="flag-day")
         repo.flush()
         return SeriesResult(patches, results, units, plan, files, repo.path)
 

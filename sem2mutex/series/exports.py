@@ -27,7 +27,7 @@ from pathlib import Path
 
 from sem2mutex.paths import COCCI_DIR
 from sem2mutex.progress import Progress
-from sem2mutex.tools.grep import GrepMemo, files_matching, files_with_words, grep_sources
+from sem2mutex.tools.grep import GrepMemo, files_matching, files_with_words
 from sem2mutex.tools.kernel_tree import NON_KERNEL_TOP_DIRS
 from sem2mutex.tools.lexer import Directive, directives
 from sem2mutex.tools.cache import ResultCache, no_cache
@@ -224,18 +224,6 @@ def export_sites(spatch: Path, root: Path, files: list[str], jobs: int,
     return sorted(set(sites), key=lambda s: (s.file, s.line, s.name))
 
 
-# An export line, whatever it exports: one grep of the whole tree serves
-# every set of names, and a rerun greps only the units that changed.
-EXPORT_LINE = r"EXPORT_[A-Z_]*SYMBOL[A-Z_]*\("
-
-
-def export_lines(tree: Path, jobs: int, memo: GrepMemo | None = None) -> list[str]:
-    """grep's file:text lines of TREE's .c and .h files with an export
-    line, kept in MEMO's cache unit by unit."""
-    return grep_sources(tree, ["-E", "-e", EXPORT_LINE], jobs, skip=NON_KERNEL_TOP_DIRS,
-                        memo=memo)
-
-
 def exporters(spatch: Path, tree: Path, names: set[str], skip_files: set[str],
               use_git: bool, jobs: int, cache: ResultCache | None = None,
               memo: GrepMemo | None = None) -> set[str]:
@@ -243,17 +231,10 @@ def exporters(spatch: Path, tree: Path, names: set[str], skip_files: set[str],
     only picks the files worth reading; spatch decides."""
     if not names:
         return set()
-    pattern = EXPORT_LINE + "(" + "|".join(sorted(names)) + r")\b"
-    if use_git:
-        files = files_matching(tree, pattern, use_git, jobs, skip=NON_KERNEL_TOP_DIRS,
-                               memo=memo)
-    else:
-        # the same pattern over the lines grep found for any name
-        naming = re.compile(pattern)
-        files = {line.partition(":")[0] for line in export_lines(tree, jobs, memo)
-                 if naming.search(line.partition(":")[2])}
-    return {s.name for s in export_sites(spatch, tree, sorted(files - skip_files), jobs,
-                                         cache=cache)} & names
+    pattern = (r"EXPORT_[A-Z_]*SYMBOL[A-Z_]*\((" + "|".join(sorted(names)) + r")\b")
+    files = sorted(files_matching(tree, pattern, use_git, jobs, skip=NON_KERNEL_TOP_DIRS,
+                                  memo=memo) - skip_files)
+    return {s.name for s in export_sites(spatch, tree, files, jobs, cache=cache)} & names
 
 
 # ------------------------------------------------------------- the diff

@@ -90,8 +90,9 @@ def kept_to(program: str, files: list[str], gate: str) -> str:
 
     Not spatch's `depends on file in "..."`: spatch checks that for every
     rule on every top-level element of a file, turning each name the file
-    does not have into a regular expression (a copy of wrapper_pairing.cocci
-    kept to 92 files of 2.6.11 took its run from 15 s to 32 s)."""
+    does not have into a regular expression (2.6.11's wrapper run, three
+    copies kept to their groups' files, 216 files in all, took 32 s
+    against 15 s)."""
     if not files:
         raise ValueError("a program kept to no file")
     listed = ", ".join(repr(f) for f in sorted(files))
